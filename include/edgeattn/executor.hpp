@@ -1,0 +1,57 @@
+// How edgeattn runs work on threads. A forward call splits each of its phases into a fixed
+// number of equal parts, one per worker, so results never depend on timing or thread count.
+// Applications may supply their own Executor to run edgeattn on a pool they already have.
+#ifndef EDGEATTN_EXECUTOR_HPP_
+#define EDGEATTN_EXECUTOR_HPP_
+
+#include <cstddef>
+#include <memory>
+#include <type_traits>
+
+namespace edgeattn {
+
+// A non-owning reference to a callable void(std::size_t worker); copying it never allocates.
+class WorkerFn {
+ public:
+  template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, WorkerFn>>>
+  WorkerFn(const F& f)  // NOLINT(google-explicit-constructor): used like a function parameter
+      : object_(&f), call_([](const void* object, std::size_t worker) {
+          (*static_cast<const F*>(object))(worker);
+        }) {}
+  void operator()(std::size_t worker) const { call_(object_, worker); }
+
+ private:
+  const void* object_;
+  void (*call_)(const void*, std::size_t);
+};
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  // Number of workers RunWorkers calls; fixed for the executor's lifetime.
+  virtual std::size_t workers() const = 0;
+  // Calls fn(w) exactly once for each w in [0, workers()), possibly concurrently, and returns
+  // when all calls have returned. fn never throws.
+  virtual void RunWorkers(WorkerFn fn) = 0;
+};
+
+// Runs every worker on the calling thread, one after another.
+class SerialExecutor final : public Executor {
+ public:
+  explicit SerialExecutor(std::size_t workers = 1) : workers_(workers == 0 ? 1 : workers) {}
+  std::size_t workers() const override { return workers_; }
+  void RunWorkers(WorkerFn fn) override {
+    for (std::size_t w = 0; w < workers_; ++w) fn(w);
+  }
+
+ private:
+  std::size_t workers_;
+};
+
+// A oneTBB task_arena with `threads` slots (0: one per hardware thread). The calling thread
+// joins the work; no thread is created before the first call, and none spins after it.
+std::unique_ptr<Executor> MakeTbbExecutor(std::size_t threads);
+
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_EXECUTOR_HPP_

@@ -1,0 +1,28 @@
+// NumPy .npy files of float32 in C order with 1 to 3 dimensions, as numpy.save writes them
+// (format versions 1.0, 2.0 and 3.0 are read; 1.0 is written).
+#ifndef EDGEATTN_NPY_HPP_
+#define EDGEATTN_NPY_HPP_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace edgeattn {
+
+struct NpyArray {
+  std::vector<std::size_t> shape;
+  std::vector<float> data;
+};
+
+// Throws edgeattn::Error for anything but a well-formed float32 C-order array of rank 1-3.
+NpyArray ReadNpy(const std::string& path);
+NpyArray ParseNpy(const std::vector<std::uint8_t>& bytes, const std::string& source);
+
+std::vector<std::uint8_t> SerializeNpy(const NpyArray& array);
+// Atomic: a failed write leaves no half-written file.
+void WriteNpy(const std::string& path, const NpyArray& array);
+
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_NPY_HPP_

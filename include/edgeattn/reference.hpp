@@ -1,0 +1,17 @@
+// The float reference: a plain scalar multi-head attention with double accumulation, written
+// to be obviously correct rather than fast. Tests, benchmarks and the CLI measure the fast
+// paths' error against it.
+#ifndef EDGEATTN_REFERENCE_HPP_
+#define EDGEATTN_REFERENCE_HPP_
+
+#include "edgeattn/edgeattn.hpp"
+
+namespace edgeattn {
+
+// Same contract and checks as MultiheadAttention::Forward.
+void ReferenceForward(const Config& config, const WeightsView& weights, ConstTensor query,
+                      ConstTensor key, ConstTensor value, Tensor out);
+
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_REFERENCE_HPP_

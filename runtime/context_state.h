@@ -1,0 +1,20 @@
+// What a Context holds: the executor that runs forward calls and the scratch they reuse.
+#ifndef EDGEATTN_RUNTIME_CONTEXT_STATE_H_
+#define EDGEATTN_RUNTIME_CONTEXT_STATE_H_
+
+#include <memory>
+
+#include "edgeattn/edgeattn.hpp"
+#include "runtime/workspace.h"
+
+namespace edgeattn {
+
+struct Context::State {
+  std::unique_ptr<Executor> owned_executor;
+  Executor* executor = nullptr;
+  Workspace workspace;
+};
+
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_RUNTIME_CONTEXT_STATE_H_

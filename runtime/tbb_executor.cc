@@ -1,0 +1,48 @@
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/partitioner.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include "edgeattn/executor.hpp"
+
+namespace edgeattn {
+namespace {
+
+class TbbExecutor final : public Executor {
+ public:
+  explicit TbbExecutor(std::size_t threads)
+      : arena_(static_cast<int>(threads), /*reserved_for_masters=*/1),
+        workers_(threads) {}
+
+  std::size_t workers() const override { return workers_; }
+
+  void RunWorkers(WorkerFn fn) override {
+    if (workers_ == 1) {
+      fn(0);
+      return;
+    }
+    arena_.execute([&] {
+      // One range element per worker and a static partitioner: no stealing decides who
+      // computes what, so the work each worker index does is fixed.
+      tbb::parallel_for(
+          tbb::blocked_range<std::size_t>(0, workers_, 1),
+          [&](const tbb::blocked_range<std::size_t>& range) {
+            for (std::size_t w = range.begin(); w != range.end(); ++w) fn(w);
+          },
+          tbb::static_partitioner());
+    });
+  }
+
+ private:
+  tbb::task_arena arena_;
+  std::size_t workers_;
+};
+
+}  // namespace
+
+std::unique_ptr<Executor> MakeTbbExecutor(std::size_t threads) {
+  if (threads == 0) threads = static_cast<std::size_t>(tbb::this_task_arena::max_concurrency());
+  return std::make_unique<TbbExecutor>(threads);
+}
+
+}  // namespace edgeattn

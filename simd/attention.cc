@@ -1,0 +1,55 @@
+#include "simd/attention.h"
+
+#include <string.h>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "simd/attention.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "simd/attention-inl.h"
+
+#if HWY_ONCE
+namespace edgeattn {
+namespace simd {
+
+HWY_EXPORT(AttentionHeadF32Impl);
+
+namespace {
+size_t RoundUp(size_t x, size_t multiple) { return (x + multiple - 1) / multiple * multiple; }
+}  // namespace
+
+size_t AttentionKeysStride(size_t lk) { return RoundUp(lk, 64); }
+size_t AttentionValuesStride(size_t dk) { return RoundUp(dk, 16); }
+size_t AttentionPackedKeysSize(size_t lk, size_t dk) { return dk * AttentionKeysStride(lk); }
+size_t AttentionPackedValuesSize(size_t lk, size_t dk) {
+  return lk * AttentionValuesStride(dk);
+}
+
+void PackAttentionKeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t lk,
+                             size_t dk, float* keys_t, float* values) {
+  const size_t ldkt = AttentionKeysStride(lk);
+  for (size_t c = 0; c < dk; ++c) {
+    float* row = keys_t + c * ldkt;
+    for (size_t t = 0; t < lk; ++t) row[t] = k[t * ldk + c];
+    memset(row + lk, 0, (ldkt - lk) * sizeof(float));
+  }
+  const size_t ldvp = AttentionValuesStride(dk);
+  for (size_t t = 0; t < lk; ++t) {
+    memcpy(values + t * ldvp, v + t * ldv, dk * sizeof(float));
+    memset(values + t * ldvp + dk, 0, (ldvp - dk) * sizeof(float));
+  }
+}
+
+size_t AttentionScratchSize(size_t dk) {
+  constexpr size_t kMaxRows = 8;
+  return kMaxRows * (RoundUp(dk, 16) + kAttentionKeyTile + AttentionValuesStride(dk));
+}
+
+void AttentionHeadF32(const AttentionHeadArgs& args, size_t q_begin, size_t q_end,
+                      float* scratch) {
+  HWY_DYNAMIC_DISPATCH(AttentionHeadF32Impl)(args, q_begin, q_end, scratch);
+}
+
+}  // namespace simd
+}  // namespace edgeattn
+#endif  // HWY_ONCE

@@ -1,0 +1,54 @@
+// Attention core for one head: O = softmax(Q K^T * scale) V, computed over key tiles with a
+// running maximum and sum (online softmax), so that no Lq x Lk score matrix is ever stored:
+// scratch memory depends on dk only, and the packed keys and values grow linearly with Lk.
+#ifndef EDGEATTN_SIMD_ATTENTION_H_
+#define EDGEATTN_SIMD_ATTENTION_H_
+
+#include <stddef.h>
+
+namespace edgeattn {
+namespace simd {
+
+// Keys scored per online-softmax step: the score tile (up to 8 rows x 256) is 8 KiB, so it
+// stays in L1 between the Q K^T and P V passes, and the running rescale happens once per
+// 256 keys.
+inline constexpr size_t kAttentionKeyTile = 256;
+
+// Row stride of the transposed keys (Lk rounded up to a whole weight panel width).
+size_t AttentionKeysStride(size_t lk);
+// Row stride of the packed values (dk rounded up to the widest vector).
+size_t AttentionValuesStride(size_t dk);
+size_t AttentionPackedKeysSize(size_t lk, size_t dk);
+size_t AttentionPackedValuesSize(size_t lk, size_t dk);
+
+// Packs one head's keys K [lk x dk] (row stride ldk) transposed into keys_t [dk x
+// AttentionKeysStride(lk)] and its values V (row stride ldv) into values [lk x
+// AttentionValuesStride(dk)], zero-padded. Buffers hold the sizes above.
+void PackAttentionKeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t lk,
+                             size_t dk, float* keys_t, float* values);
+
+// Floats of per-thread scratch the core needs for a head of width dk (64-byte aligned).
+size_t AttentionScratchSize(size_t dk);
+
+struct AttentionHeadArgs {
+  const float* q;       // [lq x dk] this head's queries, row stride ldq
+  size_t ldq;
+  const float* keys_t;  // from PackAttentionKeysValues
+  const float* values;  // from PackAttentionKeysValues
+  size_t lk;
+  size_t dk;
+  float scale;          // applied to Q K^T, usually 1 / sqrt(dk)
+  float* out;           // [lq x dk] this head's columns of the concat buffer, row stride ldo
+  size_t ldo;
+};
+
+// Computes query rows [q_begin, q_end) of one head. A row whose scores hold NaN or +inf is
+// written as NaN. Rows are independent: any split of the query rows between threads gives
+// bit-identical results.
+void AttentionHeadF32(const AttentionHeadArgs& args, size_t q_begin, size_t q_end,
+                      float* scratch);
+
+}  // namespace simd
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_SIMD_ATTENTION_H_

@@ -1,0 +1,119 @@
+// Per-target softmax pieces, shared by the row softmax kernel and the online softmax of the
+// attention core.
+
+#if defined(EDGEATTN_SIMD_SOFTMAX_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef EDGEATTN_SIMD_SOFTMAX_INL_H_
+#undef EDGEATTN_SIMD_SOFTMAX_INL_H_
+#else
+#define EDGEATTN_SIMD_SOFTMAX_INL_H_
+#endif
+
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <limits>
+
+#include "hwy/contrib/math/math-inl.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace edgeattn {
+namespace simd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using RowTag = hn::CappedTag<float, 16>;
+
+// Calls body(vector, count) over x[0, n): full vectors in place, then the tail through a
+// zero-filled buffer (x need not be padded, and a tail store must not write past n).
+// body returns the vector to store back, or the input unchanged for read-only passes.
+template <bool kWrite, class Body>
+HWY_INLINE void ForEachVector(float* HWY_RESTRICT x, size_t n, const Body& body) {
+  const RowTag d;
+  const size_t N = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto v = body(hn::LoadU(d, x + i), N);
+    if constexpr (kWrite) hn::StoreU(v, d, x + i);
+  }
+  if (i < n) {
+    HWY_ALIGN float buf[hn::MaxLanes(RowTag())] = {};
+    memcpy(buf, x + i, (n - i) * sizeof(float));
+    const auto v = body(hn::Load(d, buf), n - i);
+    if constexpr (kWrite) {
+      hn::Store(v, d, buf);
+      memcpy(x + i, buf, (n - i) * sizeof(float));
+    }
+  }
+}
+
+// Maximum of x[0, n), ignoring NaN; *has_nan tells whether there was one. n >= 1.
+HWY_INLINE float RowMaxF32(const float* HWY_RESTRICT x, size_t n, bool* has_nan) {
+  const RowTag d;
+  const auto neg_inf = hn::Set(d, -std::numeric_limits<float>::infinity());
+  auto vmax = neg_inf;
+  auto nan = hn::FirstN(d, 0);  // no MaskFalse in Highway 1.0.3
+  ForEachVector<false>(const_cast<float*>(x), n, [&](auto v, size_t count) HWY_ATTR {
+    const auto valid = hn::FirstN(d, count);
+    const auto is_nan = hn::IsNaN(v);
+    nan = hn::Or(nan, hn::And(is_nan, valid));
+    vmax = hn::Max(vmax, hn::IfThenElse(hn::AndNot(is_nan, valid), v, neg_inf));
+    return v;
+  });
+  *has_nan = !hn::AllFalse(d, nan);
+  return hn::GetLane(hn::MaxOfLanes(d, vmax));
+}
+
+// x[i] = exp(x[i] * scale - shift) for i < n; returns the sum of the results.
+// Callers pass a finite shift (the scaled row maximum), so finite x give exp(<= 0) <= 1.
+HWY_INLINE float ExpShiftSumF32(float* HWY_RESTRICT x, size_t n, float scale, float shift) {
+  const RowTag d;
+  const auto vscale = hn::Set(d, scale);
+  const auto vshift = hn::Set(d, shift);
+  auto sum = hn::Zero(d);
+  ForEachVector<true>(x, n, [&](auto v, size_t count) HWY_ATTR {
+    const auto e = hn::Exp(d, hn::MulSub(v, vscale, vshift));
+    const auto kept = hn::IfThenElseZero(hn::FirstN(d, count), e);
+    sum = hn::Add(sum, kept);
+    return kept;
+  });
+  return hn::GetLane(hn::SumOfLanes(d, sum));
+}
+
+// x[i] *= scale for i < n.
+HWY_INLINE void ScaleRowF32(float* HWY_RESTRICT x, size_t n, float scale) {
+  const RowTag d;
+  const auto vscale = hn::Set(d, scale);
+  ForEachVector<true>(x, n, [&](auto v, size_t) HWY_ATTR { return hn::Mul(v, vscale); });
+}
+
+HWY_INLINE void FillRowF32(float* HWY_RESTRICT x, size_t n, float value) {
+  for (size_t i = 0; i < n; ++i) x[i] = value;
+}
+
+HWY_INLINE void SoftmaxRowsF32Impl(float* HWY_RESTRICT x, size_t rows, size_t cols,
+                                   size_t stride, float scale) {
+  if (cols == 0) return;
+  for (size_t r = 0; r < rows; ++r) {
+    float* row = x + r * stride;
+    bool has_nan = false;
+    const float max = RowMaxF32(row, cols, &has_nan) * scale;
+    if (has_nan || max == std::numeric_limits<float>::infinity()) {
+      FillRowF32(row, cols, std::numeric_limits<float>::quiet_NaN());
+    } else if (max == -std::numeric_limits<float>::infinity()) {
+      FillRowF32(row, cols, 0.0f);
+    } else {
+      const float sum = ExpShiftSumF32(row, cols, scale, max);
+      ScaleRowF32(row, cols, 1.0f / sum);
+    }
+  }
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace simd
+}  // namespace edgeattn
+HWY_AFTER_NAMESPACE();
+
+#endif  // EDGEATTN_SIMD_SOFTMAX_INL_H_

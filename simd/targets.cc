@@ -1,0 +1,56 @@
+#include "simd/targets.h"
+
+#include <stdint.h>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "simd/targets.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace edgeattn {
+namespace simd {
+namespace HWY_NAMESPACE {
+
+int64_t CurrentTarget() { return HWY_TARGET; }
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace simd
+}  // namespace edgeattn
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace edgeattn {
+namespace simd {
+
+HWY_EXPORT(CurrentTarget);
+
+namespace {
+std::vector<std::string> TargetNames(int64_t bits) {
+  std::vector<std::string> names;
+  // Highway numbers better targets with lower bits.
+  for (int64_t bit = 1; bit != 0 && bit <= bits; bit <<= 1) {
+    if (bits & bit) names.emplace_back(hwy::TargetName(bit));
+  }
+  return names;
+}
+}  // namespace
+
+std::vector<std::string> CompiledTargets() { return TargetNames(HWY_TARGETS); }
+
+std::string ChosenTarget() {
+  return hwy::TargetName(HWY_DYNAMIC_DISPATCH(CurrentTarget)());
+}
+
+std::vector<std::string> SupportedTargets() {
+  // Dispatch once first: in Highway 1.0.3, querying SupportedTargets() before the first
+  // dispatched call makes dispatch skip some targets (SVE2_128, SVE_256).
+  ChosenTarget();
+  return TargetNames(hwy::SupportedTargets() & HWY_TARGETS);
+}
+
+}  // namespace simd
+}  // namespace edgeattn
+#endif  // HWY_ONCE

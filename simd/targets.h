@@ -1,0 +1,21 @@
+// Which Highway targets the kernels were compiled for and which one runs on this CPU.
+#ifndef EDGEATTN_SIMD_TARGETS_H_
+#define EDGEATTN_SIMD_TARGETS_H_
+
+#include <string>
+#include <vector>
+
+namespace edgeattn {
+namespace simd {
+
+// Names of the targets compiled into the kernels, best first (e.g. AVX3_DL, AVX3, AVX2, SSE4).
+std::vector<std::string> CompiledTargets();
+// Names of the compiled targets this CPU can run, best first.
+std::vector<std::string> SupportedTargets();
+// The target that dynamic dispatch picks for the kernels on this CPU.
+std::string ChosenTarget();
+
+}  // namespace simd
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_SIMD_TARGETS_H_

@@ -1,0 +1,222 @@
+// Register-blocked fp32 tile: C[rows x cols] (+)= A[rows x k] * B[k x cols].
+//
+// The one inner loop behind the projection GEMM (B = packed weight panels) and the attention core
+// (B = transposed keys for the scores, B = values for P V). A is read one scalar at a time and
+// broadcast; B is read as kVecs full vectors per k step; C lives in kRows * kVecs registers.
+//
+// Every C element is its init value followed by one fused multiply-add per k, in increasing k
+// order. No tiling choice changes that order, so results do not depend on how rows and columns
+// are split between threads, and a tail tile computes exactly what a full tile would.
+
+#if defined(EDGEATTN_SIMD_TILE_F32_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef EDGEATTN_SIMD_TILE_F32_INL_H_
+#undef EDGEATTN_SIMD_TILE_F32_INL_H_
+#else
+#define EDGEATTN_SIMD_TILE_F32_INL_H_
+#endif
+
+#include <stddef.h>
+#include <string.h>
+
+#include <array>
+#include <utility>
+
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace edgeattn {
+namespace simd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Vector tag of all tile code: at most 16 floats, so that a 64-float weight panel always holds a
+// whole number of tile widths, whatever the target's vector length (SVE may be longer).
+using TileTag = hn::CappedTag<float, 16>;
+
+enum class TileInit {
+  kZero,        // C = A B
+  kRowVector,   // C = A B + init[col] (bias)
+  kAccumulate,  // C += A B (C is read first)
+};
+
+// Largest tile this target's register file holds: kRows * kVecs accumulators, plus kVecs
+// B vectors and one broadcast A value, must fit without spills. x86 before AVX-512 has 16 vector
+// registers; AVX-512, NEON and SVE have 32. FMA latency is 4 cycles at up to 2 per cycle, so at
+// least 8 independent accumulators keep the FMA units busy; every choice below has 12 to 24.
+struct TileShape {
+  size_t rows;
+  size_t vecs;
+};
+
+HWY_INLINE TileShape MaxTileShape(TileTag d) {
+  const size_t lanes = hn::Lanes(d);
+#if HWY_TARGET == HWY_SCALAR
+  (void)lanes;
+  return {4, 4};
+#elif HWY_ARCH_X86 && HWY_TARGET > HWY_AVX3
+  // 16 registers: 6 x 2 = 12 accumulators + 2 B vectors + 1 broadcast.
+  (void)lanes;
+  return {6, 2};
+#else
+  // 32 registers. 16 lanes: 8 x 2 = 16 accumulators (tile 8 x 32). Fewer lanes: 6 x 4 = 24.
+  return lanes >= 16 ? TileShape{8, 2} : TileShape{6, 4};
+#endif
+}
+
+namespace detail {
+
+template <size_t kVecs, class V>
+HWY_INLINE void StoreTileRow(TileTag d, V v0, V v1, V v2, V v3, float* HWY_RESTRICT out,
+                             size_t cols) {
+  const size_t N = hn::Lanes(d);
+  if (cols == kVecs * N) {
+    hn::StoreU(v0, d, out);
+    if constexpr (kVecs > 1) hn::StoreU(v1, d, out + N);
+    if constexpr (kVecs > 2) hn::StoreU(v2, d, out + 2 * N);
+    if constexpr (kVecs > 3) hn::StoreU(v3, d, out + 3 * N);
+    return;
+  }
+  // Partial tile: never touch memory past `cols`, which may belong to another thread's tile.
+  HWY_ALIGN float buf[4 * hn::MaxLanes(TileTag())];
+  hn::Store(v0, d, buf);
+  if constexpr (kVecs > 1) hn::Store(v1, d, buf + N);
+  if constexpr (kVecs > 2) hn::Store(v2, d, buf + 2 * N);
+  if constexpr (kVecs > 3) hn::Store(v3, d, buf + 3 * N);
+  memcpy(out, buf, cols * sizeof(float));
+}
+
+}  // namespace detail
+
+// kRows <= 8, kVecs <= 4. `b` rows are ldb floats apart and hold kVecs * Lanes readable floats
+// each; `cols` (<= kVecs * Lanes) of each C row are stored. `init` is the bias for kRowVector.
+template <size_t kRows, size_t kVecs>
+HWY_NOINLINE void TileF32(const float* HWY_RESTRICT a, size_t lda, const float* HWY_RESTRICT b,
+                          size_t ldb, size_t k_count, TileInit mode,
+                          const float* HWY_RESTRICT init, float* HWY_RESTRICT c, size_t ldc,
+                          size_t cols) {
+  static_assert(kRows >= 1 && kRows <= 8 && kVecs >= 1 && kVecs <= 4, "tile shape");
+  const TileTag d;
+  using V = hn::Vec<TileTag>;
+  const size_t N = hn::Lanes(d);
+
+  const auto start = [&](size_t r, size_t v) HWY_ATTR -> V {
+    if (r >= kRows || v >= kVecs) return hn::Zero(d);
+    switch (mode) {
+      case TileInit::kRowVector:
+        return hn::LoadU(d, init + v * N);
+      case TileInit::kAccumulate: {
+        float* row = c + r * ldc;
+        if ((v + 1) * N <= cols) return hn::LoadU(d, row + v * N);
+        HWY_ALIGN float buf[hn::MaxLanes(TileTag())] = {};
+        if (v * N < cols) memcpy(buf, row + v * N, (cols - v * N) * sizeof(float));
+        return hn::Load(d, buf);
+      }
+      case TileInit::kZero:
+        break;
+    }
+    return hn::Zero(d);
+  };
+
+#define EDGEATTN_TILE_DECLARE(r)                                    \
+  [[maybe_unused]] V c##r##0 = start(r, 0), c##r##1 = start(r, 1), \
+                     c##r##2 = start(r, 2), c##r##3 = start(r, 3)
+  EDGEATTN_TILE_DECLARE(0);
+  EDGEATTN_TILE_DECLARE(1);
+  EDGEATTN_TILE_DECLARE(2);
+  EDGEATTN_TILE_DECLARE(3);
+  EDGEATTN_TILE_DECLARE(4);
+  EDGEATTN_TILE_DECLARE(5);
+  EDGEATTN_TILE_DECLARE(6);
+  EDGEATTN_TILE_DECLARE(7);
+#undef EDGEATTN_TILE_DECLARE
+
+#define EDGEATTN_TILE_FMA(r)                                                 \
+  if constexpr (kRows > r) {                                                 \
+    const V ar = hn::Set(d, a[r * lda + k]);                                 \
+    c##r##0 = hn::MulAdd(ar, b0, c##r##0);                                   \
+    if constexpr (kVecs > 1) c##r##1 = hn::MulAdd(ar, b1, c##r##1);          \
+    if constexpr (kVecs > 2) c##r##2 = hn::MulAdd(ar, b2, c##r##2);          \
+    if constexpr (kVecs > 3) c##r##3 = hn::MulAdd(ar, b3, c##r##3);          \
+  }
+  for (size_t k = 0; k < k_count; ++k) {
+    const float* HWY_RESTRICT brow = b + k * ldb;
+    const V b0 = hn::LoadU(d, brow);
+    const V b1 = kVecs > 1 ? hn::LoadU(d, brow + N) : b0;
+    const V b2 = kVecs > 2 ? hn::LoadU(d, brow + 2 * N) : b0;
+    const V b3 = kVecs > 3 ? hn::LoadU(d, brow + 3 * N) : b0;
+    EDGEATTN_TILE_FMA(0)
+    EDGEATTN_TILE_FMA(1)
+    EDGEATTN_TILE_FMA(2)
+    EDGEATTN_TILE_FMA(3)
+    EDGEATTN_TILE_FMA(4)
+    EDGEATTN_TILE_FMA(5)
+    EDGEATTN_TILE_FMA(6)
+    EDGEATTN_TILE_FMA(7)
+  }
+#undef EDGEATTN_TILE_FMA
+
+#define EDGEATTN_TILE_STORE(r) \
+  if constexpr (kRows > r)     \
+    detail::StoreTileRow<kVecs>(d, c##r##0, c##r##1, c##r##2, c##r##3, c + r * ldc, cols);
+  EDGEATTN_TILE_STORE(0)
+  EDGEATTN_TILE_STORE(1)
+  EDGEATTN_TILE_STORE(2)
+  EDGEATTN_TILE_STORE(3)
+  EDGEATTN_TILE_STORE(4)
+  EDGEATTN_TILE_STORE(5)
+  EDGEATTN_TILE_STORE(6)
+  EDGEATTN_TILE_STORE(7)
+#undef EDGEATTN_TILE_STORE
+}
+
+using TileFn = void (*)(const float*, size_t, const float*, size_t, size_t, TileInit,
+                        const float*, float*, size_t, size_t);
+
+namespace detail {
+template <size_t... kIdx>
+constexpr auto MakeTileTable(std::index_sequence<kIdx...>) {
+  // Index = (rows - 1) * 4 + (vecs - 1).
+  return std::array<TileFn, sizeof...(kIdx)>{&TileF32<kIdx / 4 + 1, kIdx % 4 + 1>...};
+}
+}  // namespace detail
+
+// The tile kernel for rows in [1, 8] and vecs in [1, 4].
+HWY_INLINE TileFn GetTileFn(size_t rows, size_t vecs) {
+  static constexpr auto kTable = detail::MakeTileTable(std::make_index_sequence<32>());
+  return kTable[(rows - 1) * 4 + (vecs - 1)];
+}
+
+// C[rows x cols] (+)= A[rows x k] * B[k x cols] for any rows and cols: full tiles of the
+// target's shape, then narrower and shorter tiles for the tails. B rows must be readable up to
+// cols rounded up to a whole vector.
+HWY_INLINE void MatMulTiles(const float* HWY_RESTRICT a, size_t lda, size_t rows,
+                            const float* HWY_RESTRICT b, size_t ldb, size_t k_count, size_t cols,
+                            TileInit mode, const float* HWY_RESTRICT init, float* HWY_RESTRICT c,
+                            size_t ldc) {
+  const TileTag d;
+  const size_t N = hn::Lanes(d);
+  const TileShape shape = MaxTileShape(d);
+  for (size_t col = 0; col < cols; col += shape.vecs * N) {
+    const size_t tile_cols = HWY_MIN(shape.vecs * N, cols - col);
+    const size_t vecs = hwy::DivCeil(tile_cols, N);
+    const float* row_init = mode == TileInit::kRowVector ? init + col : init;
+    const TileFn full = GetTileFn(shape.rows, vecs);
+    size_t row = 0;
+    for (; row + shape.rows <= rows; row += shape.rows) {
+      full(a + row * lda, lda, b + col, ldb, k_count, mode, row_init, c + row * ldc + col, ldc,
+           tile_cols);
+    }
+    if (row < rows) {
+      GetTileFn(rows - row, vecs)(a + row * lda, lda, b + col, ldb, k_count, mode, row_init,
+                                  c + row * ldc + col, ldc, tile_cols);
+    }
+  }
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace simd
+}  // namespace edgeattn
+HWY_AFTER_NAMESPACE();
+
+#endif  // EDGEATTN_SIMD_TILE_F32_INL_H_

@@ -1,0 +1,107 @@
+// softmax on every compiled target against a double-precision softmax, plus its defined
+// behaviour on non-finite input.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "tests/simd/softmax_test.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "hwy/highway.h"
+#include "hwy/tests/hwy_gtest.h"
+#include "simd/softmax.h"
+#include "simd/targets.h"
+#include "tests/test_support.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace edgeattn {
+namespace HWY_NAMESPACE {
+namespace {
+
+using testing_support::kFloatEps;
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kSentinel = 777.0f;
+
+void TestSoftmaxMatchesScalar() {
+  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(HWY_TARGET));
+  uint32_t seed = 10;
+  for (size_t cols : {1, 3, 15, 16, 17, 63, 65, 129, 300, 1500}) {
+    for (float scale : {1.0f, 0.125f, 3.0f}) {
+      const size_t rows = 5, stride = cols + 7;
+      std::vector<float> x = testing_support::RandomNormal(rows * stride, seed++, 4.0f);
+      for (size_t r = 0; r < rows; ++r) {
+        for (size_t c = cols; c < stride; ++c) x[r * stride + c] = kSentinel;
+      }
+      const std::vector<float> in = x;
+      simd::SoftmaxRowsF32(x.data(), rows, cols, stride, scale);
+      for (size_t r = 0; r < rows; ++r) {
+        const float* row = in.data() + r * stride;
+        double max = -INFINITY, sum = 0.0;
+        for (size_t c = 0; c < cols; ++c) max = std::fmax(max, double(row[c]) * scale);
+        for (size_t c = 0; c < cols; ++c) sum += std::exp(double(row[c]) * scale - max);
+        for (size_t c = 0; c < stride; ++c) {
+          const float got = x[r * stride + c];
+          if (c >= cols) {
+            ASSERT_EQ(got, kSentinel);
+            continue;
+          }
+          const double ref = std::exp(double(row[c]) * scale - max) / sum;
+          // exp is within a few ulp, and the sum of `cols` positive terms loses at most
+          // cols * u relative; the argument's rounding (|x * scale - max| * u) adds to exp's
+          // relative error.
+          const double arg_err = std::fabs(double(row[c]) * scale - max) * kFloatEps;
+          const double tol = ((cols + 16) * kFloatEps + 2 * arg_err) * ref + 1e-38;
+          ASSERT_NEAR(got, ref, tol) << "cols=" << cols << " scale=" << scale << " c=" << c;
+        }
+      }
+    }
+  }
+}
+
+void TestSoftmaxSpecialValues() {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // Huge logits: exact one-hot after max subtraction.
+  std::vector<float> big = {1e4f, 0.0f, -1e4f, 1e4f - 1.0f};
+  simd::SoftmaxRowsF32(big.data(), 1, 4, 4, 1.0f);
+  const double e = std::exp(-1.0);
+  EXPECT_NEAR(big[0], 1.0 / (1.0 + e), 1e-6);
+  EXPECT_EQ(big[1], 0.0f);
+  EXPECT_EQ(big[2], 0.0f);
+  EXPECT_NEAR(big[3], e / (1.0 + e), 1e-6);
+  // Masked positions (-inf) get 0; a fully masked row is all 0.
+  std::vector<float> masked = {-kInf, 2.0f, -kInf, 2.0f, -kInf, -kInf, -kInf, -kInf};
+  simd::SoftmaxRowsF32(masked.data(), 2, 4, 4, 1.0f);
+  EXPECT_EQ(masked[0], 0.0f);
+  EXPECT_FLOAT_EQ(masked[1], 0.5f);
+  EXPECT_EQ(masked[2], 0.0f);
+  EXPECT_FLOAT_EQ(masked[3], 0.5f);
+  for (size_t c = 4; c < 8; ++c) EXPECT_EQ(masked[c], 0.0f);
+  // NaN or +inf anywhere poisons its row only.
+  for (size_t cols : {3, 17, 40}) {
+    std::vector<float> x(3 * cols, 0.5f);
+    x[cols + cols - 1] = nan;
+    x[2 * cols] = kInf;
+    simd::SoftmaxRowsF32(x.data(), 3, cols, cols, 1.0f);
+    for (size_t c = 0; c < cols; ++c) {
+      EXPECT_FLOAT_EQ(x[c], 1.0f / cols);
+      EXPECT_TRUE(std::isnan(x[cols + c]));
+      EXPECT_TRUE(std::isnan(x[2 * cols + c]));
+    }
+  }
+}
+
+}  // namespace
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace edgeattn
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace edgeattn {
+HWY_BEFORE_TEST(SoftmaxTest);
+HWY_EXPORT_AND_TEST_P(SoftmaxTest, TestSoftmaxMatchesScalar);
+HWY_EXPORT_AND_TEST_P(SoftmaxTest, TestSoftmaxSpecialValues);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(SoftmaxTest);
+}  // namespace edgeattn
+#endif
