@@ -1,0 +1,144 @@
+// The fast fp32 forward pass against the float reference on many shapes.
+#include <cmath>
+#include <algorithm>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "edgeattn/edgeattn.hpp"
+#include "edgeattn/reference.hpp"
+#include "tests/test_support.h"
+
+namespace edgeattn {
+namespace {
+
+using testing_support::Cosine;
+using testing_support::kFloatEps;
+using testing_support::MaxAbs;
+using testing_support::MaxAbsDiff;
+using testing_support::RandomNormal;
+
+struct Model {
+  Config config;
+  std::vector<float> w_in, b_in, w_out, b_out;
+  Model(std::size_t d, std::size_t h, std::uint32_t seed) : config{d, h} {
+    const float sd = 1.0f / std::sqrt(float(d));  // as trained weights: N(0, 1/d)
+    w_in = RandomNormal(3 * d * d, seed, sd);
+    b_in = RandomNormal(3 * d, seed + 1, 0.1f);
+    w_out = RandomNormal(d * d, seed + 2, sd);
+    b_out = RandomNormal(d, seed + 3, 0.1f);
+  }
+  WeightsView view() const {
+    return {{w_in.data(), w_in.size()}, {b_in.data(), b_in.size()}, {w_out.data(), w_out.size()},
+            {b_out.data(), b_out.size()}};
+  }
+};
+
+struct Case {
+  std::size_t d, h, batch, lq, lk;
+};
+
+void CheckAgainstReference(const Case& c, std::uint32_t seed) {
+  SCOPED_TRACE(::testing::Message() << "d=" << c.d << " h=" << c.h << " B=" << c.batch
+                                    << " Lq=" << c.lq << " Lk=" << c.lk);
+  const Model model(c.d, c.h, seed);
+  const MultiheadAttention mha(model.config, model.view());
+  const std::vector<float> q = RandomNormal(c.batch * c.lq * c.d, seed + 10);
+  const std::vector<float> k = RandomNormal(c.batch * c.lk * c.d, seed + 11);
+  const std::vector<float> v = RandomNormal(c.batch * c.lk * c.d, seed + 12);
+  std::vector<float> ref(q.size()), out(q.size());
+  const ConstTensor tq{q.data(), c.batch, c.lq, c.d};
+  const ConstTensor tk{k.data(), c.batch, c.lk, c.d};
+  const ConstTensor tv{v.data(), c.batch, c.lk, c.d};
+  ReferenceForward(model.config, model.view(), tq, tk, tv, {ref.data(), c.batch, c.lq, c.d});
+  Context context(1);
+  mha.Forward(context, tq, tk, tv, {out.data(), c.batch, c.lq, c.d});
+  // Each output is two chained d-term projections around a softmax-weighted sum of lk values;
+  // float rounding grows at most linearly with d and lk (usually with their square roots).
+  const double tol = 4.0 * (2 * c.d + c.lk) * kFloatEps * (1.0 + MaxAbs(ref));
+  EXPECT_LE(MaxAbsDiff(out, ref), tol);
+  EXPECT_GE(Cosine(out, ref), 0.99999);
+
+  // Thread count changes nothing, bit for bit.
+  for (std::size_t threads : {2, 3, 7}) {
+    SerialExecutor executor(threads);
+    Context many(executor);
+    std::vector<float> again(q.size());
+    mha.Forward(many, tq, tk, tv, {again.data(), c.batch, c.lq, c.d});
+    EXPECT_EQ(0, std::memcmp(again.data(), out.data(), out.size() * sizeof(float)))
+        << threads << " workers";
+  }
+}
+
+TEST(MhaForwardTest, MatchesReferenceOnOddAndContractShapes) {
+  const Case cases[] = {
+      {8, 1, 1, 1, 1},      {8, 2, 1, 3, 5},     {12, 3, 2, 17, 4},   {16, 16, 1, 9, 33},
+      {20, 4, 1, 65, 65},   {24, 6, 3, 2, 129},  {40, 5, 1, 31, 257}, {64, 4, 1, 64, 64},
+      {96, 12, 2, 7, 300},  {100, 10, 1, 50, 3}, {128, 8, 1, 300, 17}, {256, 4, 1, 64, 64},
+      {384, 12, 1, 128, 128}, {1024, 16, 1, 5, 9}, {768, 12, 1, 20, 70},
+  };
+  std::uint32_t seed = 1;
+  for (const Case& c : cases) {
+    CheckAgainstReference(c, seed);
+    seed += 100;
+  }
+}
+
+TEST(MhaForwardTest, SelfAttentionAndInPlaceOutput) {
+  const Model model(32, 4, 5);
+  const MultiheadAttention mha(model.config, model.view());
+  std::vector<float> x = RandomNormal(2 * 11 * 32, 6);
+  std::vector<float> ref(x.size());
+  const ConstTensor tx{x.data(), 2, 11, 32};
+  ReferenceForward(model.config, model.view(), tx, tx, tx, {ref.data(), 2, 11, 32});
+  Context context(2);
+  std::vector<float> out(x.size());
+  mha.Forward(context, tx, {out.data(), 2, 11, 32});
+  EXPECT_LE(MaxAbsDiff(out, ref), 1e-5);
+  // The output may overwrite the input: all reads of x happen before the first write.
+  mha.Forward(context, tx, {x.data(), 2, 11, 32});
+  EXPECT_EQ(0, std::memcmp(x.data(), out.data(), out.size() * sizeof(float)));
+}
+
+TEST(MhaForwardTest, NoBiasMatchesZeroBias) {
+  Model model(16, 2, 9);
+  WeightsView no_bias = model.view();
+  no_bias.in_proj_bias = {};
+  no_bias.out_proj_bias = {};
+  const MultiheadAttention without(model.config, no_bias);
+  std::fill(model.b_in.begin(), model.b_in.end(), 0.0f);
+  std::fill(model.b_out.begin(), model.b_out.end(), 0.0f);
+  const MultiheadAttention zeros(model.config, model.view());
+  const std::vector<float> x = RandomNormal(5 * 16, 10);
+  std::vector<float> a(x.size()), b(x.size());
+  Context context(1);
+  without.Forward(context, {x.data(), 1, 5, 16}, {a.data(), 1, 5, 16});
+  zeros.Forward(context, {x.data(), 1, 5, 16}, {b.data(), 1, 5, 16});
+  EXPECT_EQ(a, b);
+}
+
+TEST(MhaForwardTest, OneOperatorManyCallerThreads) {
+  const Model model(48, 6, 21);
+  const MultiheadAttention mha(model.config, model.view());
+  const std::vector<float> x = RandomNormal(40 * 48, 22);
+  std::vector<float> expected(x.size());
+  Context context(1);
+  mha.Forward(context, {x.data(), 1, 40, 48}, {expected.data(), 1, 40, 48});
+  std::vector<std::vector<float>> outs(8, std::vector<float>(x.size()));
+  std::vector<std::thread> callers;
+  for (std::size_t t = 0; t < outs.size(); ++t) {
+    callers.emplace_back([&, t] {
+      Context own(t % 2 + 1);
+      for (int rep = 0; rep < 5; ++rep) {
+        mha.Forward(own, {x.data(), 1, 40, 48}, {outs[t].data(), 1, 40, 48});
+      }
+    });
+  }
+  for (std::thread& caller : callers) caller.join();
+  for (const std::vector<float>& out : outs) EXPECT_EQ(out, expected);
+}
+
+}  // namespace
+}  // namespace edgeattn

@@ -1,0 +1,110 @@
+// .npy round trips and every malformed-file error.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "edgeattn/edgeattn.hpp"
+#include "edgeattn/npy.hpp"
+
+namespace edgeattn {
+namespace {
+
+std::vector<std::uint8_t> NpyWithHeader(const std::string& dict, std::size_t data_bytes,
+                                        std::uint8_t major = 1) {
+  std::vector<std::uint8_t> out = {0x93, 'N', 'U', 'M', 'P', 'Y', major, 0};
+  const std::size_t len = dict.size();
+  out.push_back(len & 0xFF);
+  out.push_back((len >> 8) & 0xFF);
+  if (major != 1) {
+    out.push_back((len >> 16) & 0xFF);
+    out.push_back((len >> 24) & 0xFF);
+  }
+  out.insert(out.end(), dict.begin(), dict.end());
+  out.resize(out.size() + data_bytes, 0);
+  return out;
+}
+
+void ExpectParseError(const std::vector<std::uint8_t>& bytes, const std::string& fragment) {
+  try {
+    ParseNpy(bytes, "x.npy");
+    ADD_FAILURE() << "parsed a malformed file; expected '" << fragment << "'";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("x.npy"), std::string::npos) << what;
+    EXPECT_NE(what.find(fragment), std::string::npos) << what;
+  }
+}
+
+TEST(NpyTest, RoundTripRanks1To3) {
+  const std::vector<std::vector<std::size_t>> shapes = {{5}, {2, 3}, {2, 1, 4}};
+  for (const auto& shape : shapes) {
+    NpyArray a;
+    a.shape = shape;
+    std::size_t n = 1;
+    for (std::size_t d : shape) n *= d;
+    for (std::size_t i = 0; i < n; ++i) a.data.push_back(0.5f * float(i) - 1.0f);
+    const std::string path = ::testing::TempDir() + "a.npy";
+    WriteNpy(path, a);
+    const NpyArray b = ReadNpy(path);
+    EXPECT_EQ(b.shape, a.shape);
+    EXPECT_EQ(b.data, a.data);
+    std::remove(path.c_str());
+  }
+}
+
+TEST(NpyTest, ReadsVersion2AndNumpyStyleHeaders) {
+  const NpyArray a = ParseNpy(
+      NpyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }        \n", 8, 2),
+      "x.npy");
+  EXPECT_EQ(a.shape, (std::vector<std::size_t>{2}));
+  const NpyArray b =
+      ParseNpy(NpyWithHeader("{\"shape\": (1, 2), \"fortran_order\": False, \"descr\": \"<f4\"}", 8),
+               "x.npy");
+  EXPECT_EQ(b.shape, (std::vector<std::size_t>{1, 2}));
+}
+
+TEST(NpyTest, MalformedFiles) {
+  ExpectParseError({'P', 'K', 3, 4, 5, 6, 7, 8, 9, 10}, "not an .npy file");
+  ExpectParseError(NpyWithHeader("{}", 0, 9), "version 9");
+  std::vector<std::uint8_t> past_end = NpyWithHeader("{}", 0);
+  past_end[8] = 0xFF;
+  ExpectParseError(past_end, "runs past the end");
+  ExpectParseError(NpyWithHeader("{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }", 16),
+                   "expected dtype '<f4' (float32), got '<f8'");
+  ExpectParseError(NpyWithHeader("{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }", 8),
+                   "C order");
+  ExpectParseError(NpyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (), }", 4),
+                   "1 to 3 dimensions");
+  ExpectParseError(
+      NpyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 1, 1), }", 4),
+      "1 to 3 dimensions");
+  ExpectParseError(NpyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", 8),
+                   "needs 12 bytes of data, the file has 8");
+  ExpectParseError(
+      NpyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 8), }",
+                    8),
+      "overflows");
+  ExpectParseError(
+      NpyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999999,), }",
+                    8),
+      "dimension overflows");
+  ExpectParseError(NpyWithHeader("{'descr': '<f4', 'shape': (2,), }", 8), "'fortran_order'");
+  ExpectParseError(NpyWithHeader("{'descr': '<f4', 'fortran_order': Maybe}", 8), "True or False");
+  ExpectParseError(NpyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2,", 8),
+                   "unexpected end");
+  ExpectParseError(NpyWithHeader("{'descr: '<f4'}", 8), "malformed header");
+  ExpectParseError(NpyWithHeader("{'descr': '<f4', 'what': 1}", 8), "unexpected key 'what'");
+  EXPECT_THROW(ReadNpy("/nonexistent/x.npy"), Error);
+}
+
+TEST(NpyTest, WriteRejectsInconsistentShape) {
+  NpyArray a;
+  a.shape = {2, 2};
+  a.data = {1, 2, 3};
+  EXPECT_THROW(SerializeNpy(a), Error);
+}
+
+}  // namespace
+}  // namespace edgeattn

@@ -1,0 +1,144 @@
+// safetensors round trips and every malformed-file error.
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "edgeattn/edgeattn.hpp"
+#include "edgeattn/safetensors.hpp"
+
+namespace edgeattn {
+namespace {
+
+std::vector<std::uint8_t> FileWithHeader(const std::string& json, std::size_t data_bytes) {
+  std::vector<std::uint8_t> out;
+  for (int i = 0; i < 8; ++i) out.push_back((json.size() >> (8 * i)) & 0xFF);
+  out.insert(out.end(), json.begin(), json.end());
+  out.resize(out.size() + data_bytes, 0);
+  return out;
+}
+
+void ExpectParseError(const std::vector<std::uint8_t>& bytes, const std::string& fragment) {
+  try {
+    SafetensorsFile::Parse(bytes, "test.safetensors");
+    ADD_FAILURE() << "parsed a malformed file; expected '" << fragment << "'";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("test.safetensors"), std::string::npos) << what;
+    EXPECT_NE(what.find(fragment), std::string::npos) << what;
+  }
+}
+
+TEST(SafetensorsTest, RoundTripF32I8AndMetadata) {
+  const std::vector<float> w = {1.5f, -2.0f, 3.25f, 0.0f, 1e-20f, -7.0f};
+  const std::vector<std::int8_t> q = {-128, 0, 127};
+  SafetensorsWriter writer;
+  writer.Add("w", DType::kF32, {2, 3}, w.data());
+  writer.Add("q", DType::kI8, {3}, q.data());
+  writer.SetMetadata("num_heads", "4");
+  const std::string path = ::testing::TempDir() + "roundtrip.safetensors";
+  writer.Write(path);
+  const SafetensorsFile file = SafetensorsFile::Read(path);
+  EXPECT_EQ(file.metadata().at("num_heads"), "4");
+  EXPECT_EQ(file.ReadFloat("w", {2, 3}), w);
+  EXPECT_EQ(file.Info("q").dtype, DType::kI8);
+  EXPECT_EQ(0, std::memcmp(file.Data("q"), q.data(), 3));
+  std::remove(path.c_str());
+}
+
+TEST(SafetensorsTest, ConvertsHalfBfloatAndDouble) {
+  // 1.0, -2.5, 65504 (max half), 2^-24 (smallest subnormal half), +inf.
+  const std::uint16_t half[] = {0x3C00, 0xC100, 0x7BFF, 0x0001, 0x7C00};
+  const std::uint16_t bf16[] = {0x3F80, 0xC020};  // 1.0, -2.5
+  const double f64[] = {0.1, -3.0};
+  SafetensorsWriter writer;
+  writer.Add("h", DType::kF16, {5}, half);
+  writer.Add("b", DType::kBF16, {2}, bf16);
+  writer.Add("d", DType::kF64, {2}, f64);
+  const SafetensorsFile file = SafetensorsFile::Parse(writer.Serialize(), "mem");
+  EXPECT_EQ(file.ReadFloat("h"), (std::vector<float>{1.0f, -2.5f, 65504.0f, 5.9604645e-8f,
+                                                     std::numeric_limits<float>::infinity()}));
+  EXPECT_EQ(file.ReadFloat("b"), (std::vector<float>{1.0f, -2.5f}));
+  EXPECT_EQ(file.ReadFloat("d"), (std::vector<float>{0.1f, -3.0f}));
+}
+
+TEST(SafetensorsTest, LookupErrors) {
+  const std::vector<std::int32_t> ints = {1, 2};
+  SafetensorsWriter writer;
+  writer.Add("i", DType::kI32, {2}, ints.data());
+  const SafetensorsFile file = SafetensorsFile::Parse(writer.Serialize(), "mem");
+  EXPECT_THROW(file.Info("missing"), Error);
+  EXPECT_THROW(file.ReadFloat("i"), Error);  // I32 is not a float dtype
+  try {
+    writer.Add("f", DType::kF32, {2}, ints.data());
+    SafetensorsFile::Parse(writer.Serialize(), "mem").ReadFloat("f", {3});
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("expected shape [3], got [2]"), std::string::npos);
+  }
+  EXPECT_THROW(SafetensorsFile::Read("/nonexistent/dir/x.safetensors"), Error);
+}
+
+TEST(SafetensorsTest, MalformedFiles) {
+  ExpectParseError({1, 2, 3}, "at least 8 bytes");
+  std::vector<std::uint8_t> past_end = FileWithHeader("{}", 0);
+  past_end[0] = 200;
+  ExpectParseError(past_end, "runs past the end");
+  std::vector<std::uint8_t> huge = FileWithHeader("{}", 0);
+  for (int i = 0; i < 8; ++i) huge[i] = 0xFF;
+  ExpectParseError(huge, "runs past the end");
+  ExpectParseError(FileWithHeader("{\"a\": ", 0), "not valid JSON");
+  ExpectParseError(FileWithHeader("[1, 2]", 0), "JSON object");
+  ExpectParseError(FileWithHeader(R"({"a": 5})", 0), "expected an object");
+  ExpectParseError(FileWithHeader(R"({"a": {"shape": [1], "data_offsets": [0, 4]}})", 4),
+                   "missing dtype");
+  ExpectParseError(
+      FileWithHeader(R"({"a": {"dtype": "Q7", "shape": [1], "data_offsets": [0, 4]}})", 4),
+      "unknown dtype 'Q7'");
+  ExpectParseError(FileWithHeader(R"({"a": {"dtype": "F32", "data_offsets": [0, 4]}})", 4),
+                   "missing shape");
+  ExpectParseError(
+      FileWithHeader(R"({"a": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}})", 4),
+      "negative");
+  ExpectParseError(
+      FileWithHeader(R"({"a": {"dtype": "F32", "shape": [1.5], "data_offsets": [0, 4]}})", 4),
+      "non-integer");
+  ExpectParseError(FileWithHeader(R"({"a": {"dtype": "F32", "shape": [1]}})", 4),
+                   "data_offsets [begin, end]");
+  ExpectParseError(
+      FileWithHeader(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 8]}})", 4),
+      "outside the 4-byte data section");
+  ExpectParseError(
+      FileWithHeader(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [4, 0]}})", 4),
+      "outside");
+  ExpectParseError(
+      FileWithHeader(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 4]}})", 4),
+      "needs 8 bytes, data_offsets give 4");
+  ExpectParseError(
+      FileWithHeader(R"({"a": {"dtype": "F32", "shape": [4294967296, 4294967296],
+                             "data_offsets": [0, 4]}})",
+                     4),
+      "overflows");
+  ExpectParseError(FileWithHeader(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+                                      "b": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}})",
+                                  8),
+                   "overlap");
+  ExpectParseError(FileWithHeader(R"({"__metadata__": {"k": 5}})", 0), "not a string");
+  ExpectParseError(FileWithHeader(R"({"__metadata__": [1]})", 0), "__metadata__");
+}
+
+TEST(SafetensorsTest, TruncatedFileIsRejected) {
+  const std::vector<float> w(64, 1.0f);
+  SafetensorsWriter writer;
+  writer.Add("w", DType::kF32, {64}, w.data());
+  std::vector<std::uint8_t> bytes = writer.Serialize();
+  for (std::size_t cut : {bytes.size() - 1, bytes.size() - 200, std::size_t{20}, std::size_t{4}}) {
+    std::vector<std::uint8_t> truncated(bytes.begin(), bytes.begin() + static_cast<long>(cut));
+    EXPECT_THROW(SafetensorsFile::Parse(truncated, "t"), Error) << cut;
+  }
+}
+
+}  // namespace
+}  // namespace edgeattn
