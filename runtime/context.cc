@@ -18,4 +18,6 @@ Context::~Context() = default;
 
 std::size_t Context::threads() const { return state_->executor->workers(); }
 
+std::size_t Context::workspace_bytes() const { return state_->workspace.bytes(); }
+
 }  // namespace edgeattn

@@ -21,6 +21,7 @@ class Workspace {
     }
     return buffer_.get();
   }
+  std::size_t bytes() const { return capacity_ * sizeof(float); }
 
  private:
   hwy::AlignedFreeUniquePtr<float[]> buffer_;

@@ -78,6 +78,8 @@ class Context {
   Context& operator=(const Context&) = delete;
 
   std::size_t threads() const;
+  // Scratch memory held for forward calls: grows to the largest call seen, then stays.
+  std::size_t workspace_bytes() const;
 
   struct State;
 

@@ -1,0 +1,81 @@
+// The shapes edgeattn is measured on and their seeded random weights and inputs, shared by the
+// CLI's bench command and the Google Benchmark suites so both measure the same thing.
+#ifndef EDGEATTN_RUNTIME_BENCHMARK_CASE_H_
+#define EDGEATTN_RUNTIME_BENCHMARK_CASE_H_
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "edgeattn/edgeattn.hpp"
+
+namespace edgeattn {
+
+struct ShapeSpec {
+  std::string name;
+  std::size_t seq;
+  std::size_t d_model;
+  std::size_t heads;
+};
+
+// The contract shapes (self-attention, batch 1): see shared DESIGN.md and PEERS.md.
+inline const std::vector<ShapeSpec>& ContractShapes() {
+  static const std::vector<ShapeSpec> kShapes = {
+      {"tiny", 64, 256, 4},
+      {"minilm", 128, 384, 12},
+      {"bert", 128, 768, 12},
+      {"whisper", 1500, 384, 6},
+  };
+  return kShapes;
+}
+
+// Floating-point operations of one forward call: four projections (2 flops per multiply-add)
+// and the attention core (Q K^T and P V).
+inline double ForwardFlops(std::size_t batch, std::size_t lq, std::size_t lk, std::size_t d) {
+  const double dd = static_cast<double>(d);
+  return static_cast<double>(batch) *
+         (4.0 * lq * dd * dd + 4.0 * lk * dd * dd + 4.0 * double(lq) * double(lk) * dd);
+}
+
+// Weights ~ N(0, 1/d) and biases ~ N(0, 0.02^2), as in PEERS.md, from a fixed seed.
+struct RandomModel {
+  Config config;
+  std::vector<float> in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bias;
+
+  RandomModel(std::size_t d, std::size_t heads, std::uint32_t seed = 42) : config{d, heads} {
+    std::mt19937 rng(seed);
+    const auto fill = [&](std::vector<float>& v, std::size_t n, float stddev) {
+      std::normal_distribution<float> dist(0.0f, stddev);
+      v.resize(n);
+      for (float& x : v) x = dist(rng);
+    };
+    const float sd = 1.0f / std::sqrt(static_cast<float>(d));
+    fill(in_proj_weight, 3 * d * d, sd);
+    fill(in_proj_bias, 3 * d, 0.02f);
+    fill(out_proj_weight, d * d, sd);
+    fill(out_proj_bias, d, 0.02f);
+  }
+
+  WeightsView view() const {
+    return {{in_proj_weight.data(), in_proj_weight.size()},
+            {in_proj_bias.data(), in_proj_bias.size()},
+            {out_proj_weight.data(), out_proj_weight.size()},
+            {out_proj_bias.data(), out_proj_bias.size()}};
+  }
+};
+
+// Activations ~ N(0, 1) from a fixed seed.
+inline std::vector<float> RandomActivations(std::size_t n, std::uint32_t seed = 7) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_RUNTIME_BENCHMARK_CASE_H_

@@ -1,0 +1,76 @@
+// edgeattn info: what this CPU offers and what the kernels will use on it.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <oneapi/tbb/version.h>
+
+#if defined(__aarch64__) && defined(__linux__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
+
+#include "simd/targets.h"
+#include "tools/cli/commands.h"
+
+namespace edgeattn {
+namespace cli {
+namespace {
+
+std::vector<std::string> CpuFeatures() {
+  std::vector<std::string> found;
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+#define EDGEATTN_X86_FEATURE(name) \
+  if (__builtin_cpu_supports(name)) found.emplace_back(name);
+  EDGEATTN_X86_FEATURE("sse4.2")
+  EDGEATTN_X86_FEATURE("avx")
+  EDGEATTN_X86_FEATURE("avx2")
+  EDGEATTN_X86_FEATURE("fma")
+  EDGEATTN_X86_FEATURE("avx512f")
+  EDGEATTN_X86_FEATURE("avx512bw")
+  EDGEATTN_X86_FEATURE("avx512vl")
+  EDGEATTN_X86_FEATURE("avx512vnni")
+  EDGEATTN_X86_FEATURE("avx512bf16")
+#undef EDGEATTN_X86_FEATURE
+#elif defined(__aarch64__) && defined(__linux__)
+  const unsigned long hwcap = getauxval(AT_HWCAP);
+  const unsigned long hwcap2 = getauxval(AT_HWCAP2);
+  if (hwcap & HWCAP_ASIMD) found.emplace_back("neon");
+  if (hwcap & HWCAP_ASIMDDP) found.emplace_back("dotprod");
+  if (hwcap & HWCAP_SVE) found.emplace_back("sve");
+#ifdef HWCAP2_SVE2
+  if (hwcap2 & HWCAP2_SVE2) found.emplace_back("sve2");
+#endif
+#ifdef HWCAP2_I8MM
+  if (hwcap2 & HWCAP2_I8MM) found.emplace_back("i8mm");
+#endif
+  (void)hwcap2;
+#endif
+  return found;
+}
+
+std::string Join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : " ") + item;
+  return out.empty() ? "(none)" : out;
+}
+
+}  // namespace
+
+Command AddInfoCommand(CLI::App& parent) {
+  CLI::App* app = parent.add_subcommand(
+      "info", "Print the CPU's SIMD features, the Highway targets and the oneTBB version");
+  return {app, [] {
+            std::printf("cpu features:        %s\n", Join(CpuFeatures()).c_str());
+            std::printf("highway compiled:    %s\n", Join(simd::CompiledTargets()).c_str());
+            std::printf("highway supported:   %s\n", Join(simd::SupportedTargets()).c_str());
+            std::printf("highway chosen:      %s\n", simd::ChosenTarget().c_str());
+            std::printf("oneTBB:              %s (runtime %s)\n", TBB_VERSION_STRING,
+                        TBB_runtime_version());
+            return 0;
+          }};
+}
+
+}  // namespace cli
+}  // namespace edgeattn

@@ -1,0 +1,25 @@
+// edgeattn: run, benchmark and inspect multi-head attention from the command line.
+#include <cstdio>
+#include <exception>
+
+#include "tools/cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"edgeattn: multi-head attention on CPUs (PyTorch nn.MultiheadAttention semantics)"};
+  app.require_subcommand(1);
+  const edgeattn::cli::Command commands[] = {
+      edgeattn::cli::AddRunCommand(app),
+      edgeattn::cli::AddBenchCommand(app),
+      edgeattn::cli::AddInfoCommand(app),
+  };
+  CLI11_PARSE(app, argc, argv);
+  try {
+    for (const auto& command : commands) {
+      if (command.app->parsed()) return command.run();
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "edgeattn: error: %s\n", e.what());
+    return 1;
+  }
+  return 2;
+}
