@@ -73,7 +73,7 @@ void MhaForwardF32(const MhaProjections& weights, const MhaShape& shape, const f
   float* k = base + k_at;
   float* v = base + v_at;
   float* concat = base + concat_at;
-  float* keys_t = base + keys_at;
+  float* keys = base + keys_at;
   float* values = base + values_at;
   float* scratch = base + scratch_at;
 
@@ -87,7 +87,7 @@ void MhaForwardF32(const MhaProjections& weights, const MhaShape& shape, const f
     const std::size_t h = bh % shape.heads;
     const std::size_t offset = b * shape.lk * d + h * dk;
     simd::PackAttentionKeysValues(k + offset, d, v + offset, d, shape.lk, dk,
-                                  keys_t + bh * keys_size, values + bh * values_size);
+                                  keys + bh * keys_size, values + bh * values_size);
   });
 
   const std::size_t query_chunks = DivCeil(shape.lq, kQueryChunk);
@@ -98,7 +98,7 @@ void MhaForwardF32(const MhaProjections& weights, const MhaShape& shape, const f
     const std::size_t b = bh / shape.heads;
     const std::size_t h = bh % shape.heads;
     const std::size_t offset = b * shape.lq * d + h * dk;
-    simd::AttentionHeadArgs args{q + offset,        d,  keys_t + bh * keys_size,
+    simd::AttentionHeadArgs args{q + offset,        d,  keys + bh * keys_size,
                                  values + bh * values_size, shape.lk, dk, scale,
                                  concat + offset,   d};
     const std::size_t q0 = chunk * kQueryChunk;

@@ -1,7 +1,7 @@
 // Per-target attention core (flash-style online softmax over key tiles).
 //
 // For a block of R query rows (R = the tile kernel's row count) and each tile of up to 256 keys:
-//   S = (Q * scale) K_tile^T        tile kernel, B = transposed keys
+//   S = (Q * scale) K_tile^T        tile kernel, B = key panels (GEMM weight layout)
 //   m' = max(m, rowmax S); P = exp(S - m'); l = l exp(m - m') + rowsum P; O = O exp(m - m')
 //   O += P V_tile                   tile kernel, B = values
 // and finally out = O / l, stored straight into the head's columns of the concat buffer.
@@ -19,6 +19,7 @@
 #include <limits>
 
 #include "simd/attention.h"
+#include "simd/gemm_f32.h"
 #include "simd/concat-inl.h"
 #include "simd/softmax-inl.h"
 #include "simd/tile_f32-inl.h"
@@ -34,7 +35,6 @@ HWY_INLINE void AttentionHeadF32Impl(const AttentionHeadArgs& args, size_t q_beg
   constexpr size_t kMaxRows = 8;
   const size_t dk = args.dk;
   const size_t ldv = AttentionValuesStride(dk);
-  const size_t ldkt = AttentionKeysStride(args.lk);
   const size_t rows_per_block = MaxTileShape(TileTag()).rows;
 
   // Scratch layout; every part starts on a 64-byte boundary (AttentionScratchSize).
@@ -58,8 +58,12 @@ HWY_INLINE void AttentionHeadF32Impl(const AttentionHeadArgs& args, size_t q_beg
     }
     for (size_t t0 = 0; t0 < args.lk; t0 += kAttentionKeyTile) {
       const size_t keys = HWY_MIN(kAttentionKeyTile, args.lk - t0);
-      MatMulTiles(q_block, ldq_block, rows, args.keys_t + t0, ldkt, dk, keys, TileInit::kZero,
-                  nullptr, scores, kAttentionKeyTile);
+      for (size_t p0 = 0; p0 < keys; p0 += kGemmPanelWidth) {
+        const float* panel = args.keys + (t0 + p0) * dk;  // panel (t0 + p0) / 64 of 64 x dk
+        MatMulTiles(q_block, ldq_block, rows, panel, kGemmPanelWidth, dk,
+                    HWY_MIN(kGemmPanelWidth, keys - p0), TileInit::kZero, nullptr, scores + p0,
+                    kAttentionKeyTile);
+      }
       for (size_t r = 0; r < rows; ++r) {
         float* HWY_RESTRICT p = scores + r * kAttentionKeyTile;
         bool has_nan = false;

@@ -1,5 +1,7 @@
 #include "simd/attention.h"
 
+#include "simd/gemm_f32.h"
+
 #include <string.h>
 
 #undef HWY_TARGET_INCLUDE
@@ -18,21 +20,15 @@ namespace {
 size_t RoundUp(size_t x, size_t multiple) { return (x + multiple - 1) / multiple * multiple; }
 }  // namespace
 
-size_t AttentionKeysStride(size_t lk) { return RoundUp(lk, 64); }
 size_t AttentionValuesStride(size_t dk) { return RoundUp(dk, 16); }
-size_t AttentionPackedKeysSize(size_t lk, size_t dk) { return dk * AttentionKeysStride(lk); }
+size_t AttentionPackedKeysSize(size_t lk, size_t dk) { return PackedGemmWeightsSize(lk, dk); }
 size_t AttentionPackedValuesSize(size_t lk, size_t dk) {
   return lk * AttentionValuesStride(dk);
 }
 
 void PackAttentionKeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t lk,
-                             size_t dk, float* keys_t, float* values) {
-  const size_t ldkt = AttentionKeysStride(lk);
-  for (size_t c = 0; c < dk; ++c) {
-    float* row = keys_t + c * ldkt;
-    for (size_t t = 0; t < lk; ++t) row[t] = k[t * ldk + c];
-    memset(row + lk, 0, (ldkt - lk) * sizeof(float));
-  }
+                             size_t dk, float* keys, float* values) {
+  PackGemmWeights(k, ldk, lk, dk, keys);
   const size_t ldvp = AttentionValuesStride(dk);
   for (size_t t = 0; t < lk; ++t) {
     memcpy(values + t * ldvp, v + t * ldv, dk * sizeof(float));

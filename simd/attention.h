@@ -14,18 +14,18 @@ namespace simd {
 // 256 keys.
 inline constexpr size_t kAttentionKeyTile = 256;
 
-// Row stride of the transposed keys (Lk rounded up to a whole weight panel width).
-size_t AttentionKeysStride(size_t lk);
 // Row stride of the packed values (dk rounded up to the widest vector).
 size_t AttentionValuesStride(size_t dk);
 size_t AttentionPackedKeysSize(size_t lk, size_t dk);
 size_t AttentionPackedValuesSize(size_t lk, size_t dk);
 
-// Packs one head's keys K [lk x dk] (row stride ldk) transposed into keys_t [dk x
-// AttentionKeysStride(lk)] and its values V (row stride ldv) into values [lk x
-// AttentionValuesStride(dk)], zero-padded. Buffers hold the sizes above.
+// Packs one head's keys K [lk x dk] (row stride ldk) and values V (row stride ldv). Scores are
+// Q K^T, a GEMM with K in the place of a weight matrix, so keys take the weight panel layout
+// (PackGemmWeights): each 64-key panel is dk contiguous rows of 64, which the tile kernel
+// streams without the cache-set conflicts that a long-strided K^T would cause. Values become
+// [lk x AttentionValuesStride(dk)], zero-padded. Buffers hold the sizes above.
 void PackAttentionKeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t lk,
-                             size_t dk, float* keys_t, float* values);
+                             size_t dk, float* keys, float* values);
 
 // Floats of per-thread scratch the core needs for a head of width dk (64-byte aligned).
 size_t AttentionScratchSize(size_t dk);
@@ -33,7 +33,7 @@ size_t AttentionScratchSize(size_t dk);
 struct AttentionHeadArgs {
   const float* q;       // [lq x dk] this head's queries, row stride ldq
   size_t ldq;
-  const float* keys_t;  // from PackAttentionKeysValues
+  const float* keys;    // from PackAttentionKeysValues
   const float* values;  // from PackAttentionKeysValues
   size_t lk;
   size_t dk;

@@ -26,22 +26,22 @@ using testing_support::RandomNormal;
 struct Head {
   size_t lq, lk, dk, ld;  // ld: row stride of q, k, v and out (wider than dk, like a head slice)
   std::vector<float> q, k, v;
-  hwy::AlignedFreeUniquePtr<float[]> keys_t, values, scratch;
+  hwy::AlignedFreeUniquePtr<float[]> keys, values, scratch;
 
   Head(size_t lq_, size_t lk_, size_t dk_, uint32_t seed)
       : lq(lq_), lk(lk_), dk(dk_), ld(dk_ + 5) {
     q = RandomNormal(lq * ld, seed);
     k = RandomNormal(lk * ld, seed + 1);
     v = RandomNormal(lk * ld, seed + 2);
-    keys_t = hwy::AllocateAligned<float>(simd::AttentionPackedKeysSize(lk, dk));
+    keys = hwy::AllocateAligned<float>(simd::AttentionPackedKeysSize(lk, dk));
     values = hwy::AllocateAligned<float>(simd::AttentionPackedValuesSize(lk, dk));
     scratch = hwy::AllocateAligned<float>(simd::AttentionScratchSize(dk));
   }
 
   std::vector<float> Run(const std::vector<size_t>& cuts) {
-    simd::PackAttentionKeysValues(k.data(), ld, v.data(), ld, lk, dk, keys_t.get(), values.get());
+    simd::PackAttentionKeysValues(k.data(), ld, v.data(), ld, lk, dk, keys.get(), values.get());
     std::vector<float> out(lq * ld, -3.0f);
-    const simd::AttentionHeadArgs args{q.data(), ld, keys_t.get(), values.get(), lk, dk,
+    const simd::AttentionHeadArgs args{q.data(), ld, keys.get(), values.get(), lk, dk,
                                        Scale(), out.data(), ld};
     size_t begin = 0;
     for (size_t end : cuts) {

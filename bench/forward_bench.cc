@@ -1,0 +1,70 @@
+// The whole forward pass per contract shape: fp32 at 1 and 2 threads, and the float reference
+// as the in-run baseline (compare the two times in the same run).
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "bench/peak_fma.h"
+#include "edgeattn/edgeattn.hpp"
+#include "edgeattn/reference.hpp"
+#include "runtime/benchmark_case.h"
+
+namespace edgeattn {
+namespace {
+
+const ShapeSpec& Shape(benchmark::State& state) {
+  return ContractShapes().at(static_cast<std::size_t>(state.range(0)));
+}
+
+void SetCounters(benchmark::State& state, const ShapeSpec& s, std::size_t threads) {
+  const double flops = ForwardFlops(1, s.seq, s.seq, s.d_model);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["%peak"] =
+      benchmark::Counter(flops * 1e-9 * 100.0 / (bench::PeakFmaGflops() * threads),
+                         benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel(s.name);
+}
+
+void BM_ForwardF32(benchmark::State& state) {
+  const ShapeSpec& s = Shape(state);
+  const std::size_t threads = static_cast<std::size_t>(state.range(1));
+  const RandomModel model(s.d_model, s.heads);
+  const std::vector<float> x = RandomActivations(s.seq * s.d_model);
+  std::vector<float> y(x.size());
+  const MultiheadAttention mha(model.config, model.view());
+  Context context(threads);
+  for (auto _ : state) {
+    mha.Forward(context, {x.data(), 1, s.seq, s.d_model}, {y.data(), 1, s.seq, s.d_model});
+    benchmark::DoNotOptimize(y.data());
+  }
+  SetCounters(state, s, threads);
+}
+BENCHMARK(BM_ForwardF32)
+    ->ArgNames({"shape", "threads"})
+    ->ArgsProduct({{0, 1, 2, 3}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+void BM_ForwardReference(benchmark::State& state) {
+  const ShapeSpec& s = Shape(state);
+  const RandomModel model(s.d_model, s.heads);
+  const std::vector<float> x = RandomActivations(s.seq * s.d_model);
+  std::vector<float> y(x.size());
+  const ConstTensor tx{x.data(), 1, s.seq, s.d_model};
+  for (auto _ : state) {
+    ReferenceForward(model.config, model.view(), tx, tx, tx, {y.data(), 1, s.seq, s.d_model});
+    benchmark::DoNotOptimize(y.data());
+  }
+  SetCounters(state, s, 1);
+}
+BENCHMARK(BM_ForwardReference)
+    ->ArgName("shape")
+    ->DenseRange(0, 3)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(2);
+
+}  // namespace
+}  // namespace edgeattn
+
+BENCHMARK_MAIN();

@@ -1,0 +1,90 @@
+// Per-kernel speed: the projection GEMM and the attention core on the contract shapes, in
+// GFLOP/s and as a percentage of this machine's measured single-core FMA peak.
+#include <cmath>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "bench/peak_fma.h"
+#include "hwy/aligned_allocator.h"
+#include "runtime/benchmark_case.h"
+#include "simd/attention.h"
+#include "simd/gemm_f32.h"
+
+namespace edgeattn {
+namespace {
+
+void SetFlopCounters(benchmark::State& state, double flops_per_iteration) {
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops_per_iteration * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["%peak"] = benchmark::Counter(
+      flops_per_iteration * 1e-9 * 100.0 / bench::PeakFmaGflops(),
+      benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// C [m x n] = A [m x k] W^T + b, W packed once.
+void BM_GemmF32(benchmark::State& state) {
+  const std::size_t m = state.range(0), n = state.range(1), k = state.range(2);
+  const std::vector<float> a = RandomActivations(m * k, 1);
+  const std::vector<float> w = RandomActivations(n * k, 2);
+  const std::vector<float> bias(simd::GemmPanelCount(n) * simd::kGemmPanelWidth, 0.5f);
+  auto packed = hwy::AllocateAligned<float>(simd::PackedGemmWeightsSize(n, k));
+  simd::PackGemmWeights(w.data(), k, n, k, packed.get());
+  std::vector<float> c(m * n);
+  const simd::GemmWeightsView view{packed.get(), bias.data(), n, k};
+  for (auto _ : state) {
+    simd::GemmF32(a.data(), k, 0, m, view, 0, simd::GemmPanelCount(n), c.data(), n);
+    benchmark::DoNotOptimize(c.data());
+  }
+  SetFlopCounters(state, 2.0 * m * n * k);
+}
+// The projections of each contract shape: fused Q/K/V width (3d) and the output width (d).
+BENCHMARK(BM_GemmF32)
+    ->ArgNames({"M", "N", "K"})
+    ->Args({64, 768, 256})
+    ->Args({64, 256, 256})
+    ->Args({128, 1152, 384})
+    ->Args({128, 384, 384})
+    ->Args({128, 2304, 768})
+    ->Args({128, 768, 768})
+    ->Args({1500, 1152, 384})
+    ->Args({1500, 384, 384})
+    ->Unit(benchmark::kMicrosecond);
+
+// One head of the attention core: L queries against L keys of width dk.
+void BM_AttentionHead(benchmark::State& state) {
+  const std::size_t l = state.range(0), dk = state.range(1);
+  const std::vector<float> q = RandomActivations(l * dk, 1);
+  const std::vector<float> k = RandomActivations(l * dk, 2);
+  const std::vector<float> v = RandomActivations(l * dk, 3);
+  auto keys = hwy::AllocateAligned<float>(simd::AttentionPackedKeysSize(l, dk));
+  auto values = hwy::AllocateAligned<float>(simd::AttentionPackedValuesSize(l, dk));
+  auto scratch = hwy::AllocateAligned<float>(simd::AttentionScratchSize(dk));
+  simd::PackAttentionKeysValues(k.data(), dk, v.data(), dk, l, dk, keys.get(), values.get());
+  std::vector<float> out(l * dk);
+  const simd::AttentionHeadArgs args{q.data(), dk, keys.get(), values.get(), l, dk,
+                                     1.0f / std::sqrt(float(dk)), out.data(), dk};
+  for (auto _ : state) {
+    simd::AttentionHeadF32(args, 0, l, scratch.get());
+    benchmark::DoNotOptimize(out.data());
+  }
+  SetFlopCounters(state, 4.0 * l * l * dk);
+}
+BENCHMARK(BM_AttentionHead)
+    ->ArgNames({"L", "dk"})
+    ->Args({64, 64})     // tiny
+    ->Args({128, 32})    // minilm
+    ->Args({128, 64})    // bert
+    ->Args({1500, 64})   // whisper
+    ->Unit(benchmark::kMicrosecond);
+
+void BM_PeakFma(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(bench::PeakFmaGflops());
+  state.counters["GFLOP/s"] = bench::PeakFmaGflops();
+}
+BENCHMARK(BM_PeakFma)->Iterations(1);
+
+}  // namespace
+}  // namespace edgeattn
+
+BENCHMARK_MAIN();

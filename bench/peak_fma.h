@@ -1,0 +1,16 @@
+// This machine's fp32 FMA peak on one core, measured, so that benchmarks can report a
+// fraction of it instead of quoting a figure from another machine.
+#ifndef EDGEATTN_BENCH_PEAK_FMA_H_
+#define EDGEATTN_BENCH_PEAK_FMA_H_
+
+namespace edgeattn {
+namespace bench {
+
+// GFLOP/s of independent fused multiply-adds on the chosen Highway target, best of a few
+// short runs (measured once per process).
+double PeakFmaGflops();
+
+}  // namespace bench
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_BENCH_PEAK_FMA_H_
