@@ -35,7 +35,7 @@ HWY_INLINE void AttentionHeadF32Impl(const AttentionHeadArgs& args, size_t q_beg
   constexpr size_t kMaxRows = 8;
   const size_t dk = args.dk;
   const size_t ldv = AttentionValuesStride(dk);
-  const size_t rows_per_block = MaxTileShape(TileTag()).rows;
+  const size_t rows_per_block = MaxTileShape().rows;
 
   // Scratch layout; every part starts on a 64-byte boundary (AttentionScratchSize).
   const size_t ldq_block = hwy::RoundUpTo(dk, 16);
