@@ -49,8 +49,15 @@ class SerialExecutor final : public Executor {
 };
 
 // A oneTBB task_arena with `threads` slots (0: one per hardware thread). The calling thread
-// joins the work; no thread is created before the first call, and none spins after it.
+// joins the work as worker 0; oneTBB starts its worker threads on first use and puts them to
+// sleep when the arena has no work.
 std::unique_ptr<Executor> MakeTbbExecutor(std::size_t threads);
+
+// A plain pool of threads - 1 std::threads plus the calling thread (0: one per hardware
+// thread), started here and joined by the destructor. Idle workers block on a condition
+// variable. Calls to RunWorkers from several threads are serialised. Use it to run under
+// ThreadSanitizer (Debian's oneTBB is not instrumented) or where oneTBB is unwanted.
+std::unique_ptr<Executor> MakeThreadPoolExecutor(std::size_t threads);
 
 }  // namespace edgeattn
 
