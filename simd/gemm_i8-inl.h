@@ -1,0 +1,227 @@
+// Per-target int8 GEMM kernels.
+//
+// Three dot-product paths over one packed layout (64 features x 4 k-values = 256 bytes per
+// group of 4 k), each summing a block's products exactly in int32:
+// - AVX3_DL (AVX512-VNNI): vpdpbusd multiplies unsigned by signed bytes, so activations are
+//   offset by +128 (x ^ 0x80) and each block's accumulator starts at -128 * sum(weights).
+//   Highway 1.0.3's AVX3_DL target string lacks avx512vnni: this file adds it for that target.
+// - SVE: svdot, signed by signed.
+// - everywhere else, the portable path: bytes promoted to int16, then
+//   ReorderWidenMulAccumulate (pmaddwd on x86: exact int16 x int16 -> int32 pair sums).
+
+#if defined(EDGEATTN_SIMD_GEMM_I8_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef EDGEATTN_SIMD_GEMM_I8_INL_H_
+#undef EDGEATTN_SIMD_GEMM_I8_INL_H_
+#else
+#define EDGEATTN_SIMD_GEMM_I8_INL_H_
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "hwy/highway.h"
+#include "simd/gemm_i8.h"
+#include "simd/quantize.h"
+
+#if HWY_TARGET == HWY_AVX3_DL
+#include <immintrin.h>
+#define EDGEATTN_I8_VNNI 1
+#else
+#define EDGEATTN_I8_VNNI 0
+#endif
+#if HWY_TARGET == HWY_SVE || HWY_TARGET == HWY_SVE2 || HWY_TARGET == HWY_SVE_256 || \
+    HWY_TARGET == HWY_SVE2_128
+#define EDGEATTN_I8_SVE 1
+#else
+#define EDGEATTN_I8_SVE 0
+#endif
+
+#if EDGEATTN_I8_VNNI
+HWY_PUSH_ATTRIBUTES(HWY_TARGET_STR ",avx512vnni")
+#else
+HWY_BEFORE_NAMESPACE();
+#endif
+namespace edgeattn {
+namespace simd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+struct I8Layout {
+  size_t ldq;     // bytes per quantized activation row
+  size_t groups;  // groups of 4 k-values
+  size_t blocks;
+  size_t group_per_block;
+};
+
+HWY_INLINE I8Layout MakeI8Layout(const GemmI8WeightsView& w) {
+  const size_t ldq = QuantizedRowStride(w.k);
+  return {ldq, ldq / 4, QuantBlockCount(w.k, w.block), w.block / 4};
+}
+
+HWY_INLINE uint32_t LoadWord(const int8_t* p) {
+  uint32_t word;
+  memcpy(&word, p, 4);
+  return word;
+}
+
+// c[col, col + N) = f * scale + bias, storing at most `cols` values.
+template <class DF, class VF>
+HWY_INLINE void StoreDequantized(DF df, VF f, const GemmI8WeightsView& w, size_t col, size_t cols,
+                                 float* HWY_RESTRICT c) {
+  const auto bias = w.bias != nullptr ? hn::LoadU(df, w.bias + col) : hn::Zero(df);
+  const auto y = hn::MulAdd(f, hn::LoadU(df, w.scales + col), bias);
+  if (cols >= hn::Lanes(df)) {
+    hn::StoreU(y, df, c);
+    return;
+  }
+  HWY_ALIGN float buf[hn::MaxLanes(DF())];
+  hn::Store(y, df, buf);
+  memcpy(c, buf, cols * sizeof(float));
+}
+
+#if EDGEATTN_I8_VNNI
+
+// kRows rows x 64 features: 4 x kRows int32 block accumulators and as many float accumulators
+// (3 rows: 24 of 32 registers, plus 4 weight vectors and one broadcast).
+template <size_t kRows>
+HWY_NOINLINE void PanelRowsI8(const QuantizedRowsView& a, size_t row0, const GemmI8WeightsView& w,
+                              size_t p, float* HWY_RESTRICT c, size_t ldc) {
+  const hn::Full512<int32_t> di;
+  const hn::Full512<float> df;
+  const I8Layout L = MakeI8Layout(w);
+  const int8_t* panel = w.panels + p * L.groups * 256;
+  hn::Vec<decltype(df)> f[kRows][4];
+  for (size_t r = 0; r < kRows; ++r) {
+    for (size_t v = 0; v < 4; ++v) f[r][v] = hn::Zero(df);
+  }
+  for (size_t b = 0; b < L.blocks; ++b) {
+    const int32_t* sums = w.weight_sums + (p * L.blocks + b) * kGemmI8PanelWidth;
+    __m512i acc[kRows][4];
+    for (size_t v = 0; v < 4; ++v) {
+      const auto start = hn::Neg(hn::ShiftLeft<7>(hn::LoadU(di, sums + 16 * v)));
+      for (size_t r = 0; r < kRows; ++r) acc[r][v] = start.raw;
+    }
+    const size_t g_end = HWY_MIN(L.groups, (b + 1) * L.group_per_block);
+    for (size_t g = b * L.group_per_block; g < g_end; ++g) {
+      const int8_t* bg = panel + g * 256;
+      const __m512i b0 = _mm512_loadu_si512(bg);
+      const __m512i b1 = _mm512_loadu_si512(bg + 64);
+      const __m512i b2 = _mm512_loadu_si512(bg + 128);
+      const __m512i b3 = _mm512_loadu_si512(bg + 192);
+      for (size_t r = 0; r < kRows; ++r) {
+        const uint32_t word = LoadWord(a.q + (row0 + r) * L.ldq + 4 * g) ^ 0x80808080u;
+        const __m512i x = _mm512_set1_epi32(static_cast<int>(word));
+        acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], x, b0);
+        acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], x, b1);
+        acc[r][2] = _mm512_dpbusd_epi32(acc[r][2], x, b2);
+        acc[r][3] = _mm512_dpbusd_epi32(acc[r][3], x, b3);
+      }
+    }
+    for (size_t r = 0; r < kRows; ++r) {
+      const auto scale = hn::Set(df, a.scales[(row0 + r) * L.blocks + b]);
+      for (size_t v = 0; v < 4; ++v) {
+        f[r][v] = hn::MulAdd(hn::ConvertTo(df, hn::Vec512<int32_t>{acc[r][v]}), scale, f[r][v]);
+      }
+    }
+  }
+  const size_t col0 = p * kGemmI8PanelWidth;
+  for (size_t r = 0; r < kRows; ++r) {
+    for (size_t v = 0; v < 4; ++v) {
+      const size_t col = col0 + 16 * v;
+      if (col >= w.n) break;
+      StoreDequantized(df, f[r][v], w, col, w.n - col, c + (row0 + r) * ldc + col);
+    }
+  }
+}
+
+HWY_INLINE void PanelI8(const QuantizedRowsView& a, size_t row_begin, size_t row_end,
+                        const GemmI8WeightsView& w, size_t p, float* HWY_RESTRICT c, size_t ldc) {
+  size_t row = row_begin;
+  for (; row + 3 <= row_end; row += 3) PanelRowsI8<3>(a, row, w, p, c, ldc);
+  if (row_end - row == 2) PanelRowsI8<2>(a, row, w, p, c, ldc);
+  if (row_end - row == 1) PanelRowsI8<1>(a, row, w, p, c, ldc);
+}
+
+HWY_INLINE const char* GemmI8PathName() { return "avx512-vnni"; }
+
+#else  // !EDGEATTN_I8_VNNI
+
+// One row x one vector of features at a time: the int32 accumulator of a block is one vector
+// (SVE: svdot) or, on the portable path, four int16-product accumulators folded at block end.
+HWY_INLINE void PanelI8(const QuantizedRowsView& a, size_t row_begin, size_t row_end,
+                        const GemmI8WeightsView& w, size_t p, float* HWY_RESTRICT c, size_t ldc) {
+  const hn::CappedTag<int32_t, 16> d32;
+  const hn::Rebind<float, decltype(d32)> df;
+  const hn::Repartition<int8_t, decltype(d32)> d8;  // 4 bytes per int32 lane
+  const size_t N = hn::Lanes(d32);
+  const I8Layout L = MakeI8Layout(w);
+  const int8_t* panel = w.panels + p * L.groups * 256;
+  const size_t col0 = p * kGemmI8PanelWidth;
+  for (size_t row = row_begin; row < row_end; ++row) {
+    const int8_t* xq = a.q + row * L.ldq;
+    const float* xs = a.scales + row * L.blocks;
+    for (size_t v = 0; v * N < kGemmI8PanelWidth && col0 + v * N < w.n; ++v) {
+      auto f = hn::Zero(df);
+      for (size_t b = 0; b < L.blocks; ++b) {
+        const size_t g_end = HWY_MIN(L.groups, (b + 1) * L.group_per_block);
+#if EDGEATTN_I8_SVE
+        auto acc = hn::Zero(d32);
+        for (size_t g = b * L.group_per_block; g < g_end; ++g) {
+          const auto bytes = hn::LoadU(d8, panel + g * 256 + v * 4 * N);
+          const auto x = hn::BitCast(d8, hn::Set(d32, static_cast<int32_t>(LoadWord(xq + 4 * g))));
+          acc = svdot_s32(acc, bytes, x);
+        }
+#else
+        const hn::Half<decltype(d8)> dh8;
+        const hn::Repartition<int16_t, decltype(d32)> d16;
+        auto lo0 = hn::Zero(d32), lo1 = hn::Zero(d32), hi0 = hn::Zero(d32), hi1 = hn::Zero(d32);
+        for (size_t g = b * L.group_per_block; g < g_end; ++g) {
+          const auto bytes = hn::LoadU(d8, panel + g * 256 + v * 4 * N);
+          const auto x8 = hn::BitCast(d8, hn::Set(d32, static_cast<int32_t>(LoadWord(xq + 4 * g))));
+          // Both halves of x8 repeat the same 4 bytes, so one promoted half serves both.
+          const auto x16 = hn::PromoteTo(d16, hn::LowerHalf(dh8, x8));
+          lo0 = hn::ReorderWidenMulAccumulate(d32, hn::PromoteTo(d16, hn::LowerHalf(dh8, bytes)),
+                                              x16, lo0, lo1);
+          hi0 = hn::ReorderWidenMulAccumulate(d32, hn::PromoteTo(d16, hn::UpperHalf(dh8, bytes)),
+                                              x16, hi0, hi1);
+        }
+        // Lane i of each sum holds feature i / 2: k-values 0-1 (even i) or 2-3 (odd i).
+        const auto lo = hn::RearrangeToOddPlusEven(lo0, lo1);
+        const auto hi = hn::RearrangeToOddPlusEven(hi0, hi1);
+        const auto acc = hn::Add(hn::ConcatEven(d32, hi, lo), hn::ConcatOdd(d32, hi, lo));
+#endif
+        f = hn::MulAdd(hn::ConvertTo(df, acc), hn::Set(df, xs[b]), f);
+      }
+      const size_t col = col0 + v * N;
+      StoreDequantized(df, f, w, col, w.n - col, c + row * ldc + col);
+    }
+  }
+}
+
+HWY_INLINE const char* GemmI8PathName() {
+#if EDGEATTN_I8_SVE
+  return "sve-sdot";
+#else
+  return "portable-i16";
+#endif
+}
+
+#endif  // EDGEATTN_I8_VNNI
+
+HWY_INLINE void GemmI8Panels(const QuantizedRowsView& a, size_t row_begin, size_t row_end,
+                             const GemmI8WeightsView& w, size_t panel_begin, size_t panel_end,
+                             float* HWY_RESTRICT c, size_t ldc) {
+  for (size_t p = panel_begin; p < panel_end; ++p) PanelI8(a, row_begin, row_end, w, p, c, ldc);
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace simd
+}  // namespace edgeattn
+HWY_AFTER_NAMESPACE();
+
+#undef EDGEATTN_I8_VNNI
+#undef EDGEATTN_I8_SVE
+
+#endif  // EDGEATTN_SIMD_GEMM_I8_INL_H_

@@ -1,0 +1,53 @@
+#include "simd/gemm_i8.h"
+
+#include <string.h>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "simd/gemm_i8.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "simd/gemm_i8-inl.h"
+
+#if HWY_ONCE
+namespace edgeattn {
+namespace simd {
+
+HWY_EXPORT(GemmI8Panels);
+HWY_EXPORT(GemmI8PathName);
+
+size_t PackedGemmI8WeightsSize(size_t n, size_t k) {
+  return GemmI8PanelCount(n) * QuantizedRowStride(k) * kGemmI8PanelWidth;
+}
+
+size_t GemmI8WeightSumsSize(size_t n, size_t k, size_t block) {
+  return GemmI8PanelCount(n) * QuantBlockCount(k, block) * kGemmI8PanelWidth;
+}
+
+void PackGemmI8Weights(const int8_t* wq, size_t n, size_t k, size_t block, int8_t* packed,
+                       int32_t* weight_sums) {
+  const size_t groups = QuantizedRowStride(k) / 4;
+  const size_t blocks = QuantBlockCount(k, block);
+  memset(packed, 0, PackedGemmI8WeightsSize(n, k));
+  memset(weight_sums, 0, GemmI8WeightSumsSize(n, k, block) * sizeof(int32_t));
+  for (size_t row = 0; row < n; ++row) {
+    const size_t p = row / kGemmI8PanelWidth;
+    const size_t j = row % kGemmI8PanelWidth;
+    for (size_t i = 0; i < k; ++i) {
+      const int8_t value = wq[row * k + i];
+      packed[((p * groups + i / 4) * kGemmI8PanelWidth + j) * 4 + i % 4] = value;
+      weight_sums[(p * blocks + i / block) * kGemmI8PanelWidth + j] += value;
+    }
+  }
+}
+
+void GemmI8(const QuantizedRowsView& a, size_t row_begin, size_t row_end,
+            const GemmI8WeightsView& w, size_t panel_begin, size_t panel_end, float* c,
+            size_t ldc) {
+  HWY_DYNAMIC_DISPATCH(GemmI8Panels)(a, row_begin, row_end, w, panel_begin, panel_end, c, ldc);
+}
+
+const char* GemmI8Path() { return HWY_DYNAMIC_DISPATCH(GemmI8PathName)(); }
+
+}  // namespace simd
+}  // namespace edgeattn
+#endif  // HWY_ONCE
