@@ -2,7 +2,10 @@
 add_library(edgeattn_flags INTERFACE)
 # Highway 1.0.3 compiles the AVX3_DL target (AVX512-VNNI, Ice Lake and Zen 4) only on request.
 target_compile_definitions(edgeattn_flags INTERFACE HWY_WANT_AVX3_DL)
-target_compile_options(edgeattn_flags INTERFACE -Wall -Wextra)
+# -ffp-contract=off: g++ otherwise fuses a * b + c in plain C++ inside the per-target code of
+# FMA targets only, so the same source would round differently per target. Kernels fuse
+# explicitly where they mean to (MulAdd).
+target_compile_options(edgeattn_flags INTERFACE -Wall -Wextra -ffp-contract=off)
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
   # g++ 12 marks Highway's EMU128 target broken, which leaves HWY_SCALAR as the baseline and it
   # lacks ops we need. An SSE4.2 baseline (every x86-64 CPU since 2009) removes SCALAR; AVX2 and

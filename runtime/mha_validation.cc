@@ -47,6 +47,15 @@ void ValidateConfig(const Config& config) {
     throw Error("Config.d_model: expected a multiple of num_heads (" + Str(config.num_heads) +
                 "), got " + Str(config.d_model));
   }
+  if (config.precision != Precision::kFp32 && config.precision != Precision::kInt8) {
+    throw Error("Config.precision: expected kFp32 or kInt8, got " +
+                Str(static_cast<std::size_t>(config.precision)));
+  }
+  if (config.precision == Precision::kInt8 &&
+      (config.int8_block < 4 || config.int8_block > 65536 || config.int8_block % 4 != 0)) {
+    throw Error("Config.int8_block: expected a multiple of 4 in [4, 65536], got " +
+                Str(config.int8_block));
+  }
 }
 
 void ValidateWeights(const Config& config, const WeightsView& weights) {

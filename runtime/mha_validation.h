@@ -4,7 +4,7 @@
 #define EDGEATTN_RUNTIME_MHA_VALIDATION_H_
 
 #include "edgeattn/edgeattn.hpp"
-#include "runtime/mha_forward_f32.h"
+#include "runtime/mha_forward.h"
 
 namespace edgeattn {
 

@@ -41,14 +41,19 @@ struct GemmI8WeightsView {
   size_t block;
 };
 
-// Activations from QuantizeRowsI8: rows QuantizedRowStride(k) bytes apart.
+// Activations from QuantizeRowsI8: rows QuantizedRowStride(k) bytes apart, and the float
+// outliers taken out of them (outlier_count null: none).
 struct QuantizedRowsView {
   const int8_t* q;
   const float* scales;  // [row][block]
+  const uint32_t* outlier_count = nullptr;
+  const uint32_t* outlier_channel = nullptr;
+  const float* outlier_value = nullptr;
 };
 
 // C rows [row_begin, row_end), panels [panel_begin, panel_end). Every element's arithmetic is
 // the same whatever the split, so any split between threads gives bit-identical results.
+// Each outlier then adds value * (w_int8[n][channel] * w_scale[n]) to its row, in float.
 void GemmI8(const QuantizedRowsView& a, size_t row_begin, size_t row_end,
             const GemmI8WeightsView& w, size_t panel_begin, size_t panel_end, float* c,
             size_t ldc);

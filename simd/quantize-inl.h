@@ -33,9 +33,52 @@ HWY_INLINE hn::Vec<QuantTag> LoadBlockPart(const float* HWY_RESTRICT x, size_t i
   return hn::Load(d, buf);
 }
 
+// Finds the row's outliers (see quantize.h), largest first; returns how many.
+HWY_INLINE uint32_t FindOutliers(const float* HWY_RESTRICT row, size_t k,
+                                 uint32_t* HWY_RESTRICT channel, float* HWY_RESTRICT value) {
+  const QuantTag d;
+  const size_t N = hn::Lanes(d);
+  auto vsum = hn::Zero(d);
+  for (size_t i = 0; i < k; i += N) vsum = hn::Add(vsum, hn::Abs(LoadBlockPart(row, i, k)));
+  const float mean_abs = hn::GetLane(hn::SumOfLanes(d, vsum)) / static_cast<float>(k);
+  const float threshold = kOutlierThreshold * 1.2533141f * mean_abs;
+  if (!(threshold > 0.0f)) return 0;  // zero or non-finite row: nothing to separate
+  const auto vthreshold = hn::Set(d, threshold);
+  uint32_t count = 0;
+  for (size_t i = 0; i < k; i += N) {
+    const auto big = hn::Gt(hn::Abs(LoadBlockPart(row, i, k)), vthreshold);
+    if (hn::AllFalse(d, big)) continue;
+    for (size_t j = i; j < HWY_MIN(i + N, k); ++j) {
+      const float a = row[j] < 0 ? -row[j] : row[j];
+      if (!(a > threshold)) continue;
+      // Keep the kMaxOutliersPerRow largest, sorted by decreasing magnitude.
+      size_t at = count < kMaxOutliersPerRow ? count++ : kMaxOutliersPerRow;
+      while (at > 0 && (value[at - 1] < 0 ? -value[at - 1] : value[at - 1]) < a) {
+        if (at < kMaxOutliersPerRow) {
+          value[at] = value[at - 1];
+          channel[at] = channel[at - 1];
+        }
+        --at;
+      }
+      if (at < kMaxOutliersPerRow) {
+        value[at] = row[j];
+        channel[at] = static_cast<uint32_t>(j);
+      }
+    }
+  }
+  return count;
+}
+
+HWY_INLINE bool IsOutlierChannel(size_t c, const uint32_t* channel, uint32_t count) {
+  for (uint32_t i = 0; i < count; ++i) {
+    if (channel[i] == c) return true;
+  }
+  return false;
+}
+
 HWY_INLINE void QuantizeRowsI8Impl(const float* HWY_RESTRICT x, size_t ldx, size_t rows, size_t k,
                                    size_t block, int8_t* HWY_RESTRICT q,
-                                   float* HWY_RESTRICT scales) {
+                                   float* HWY_RESTRICT scales, const RowOutliers& outliers) {
   const QuantTag d;
   const hn::Rebind<int8_t, QuantTag> d8;
   const size_t N = hn::Lanes(d);
@@ -44,9 +87,20 @@ HWY_INLINE void QuantizeRowsI8Impl(const float* HWY_RESTRICT x, size_t ldx, size
   for (size_t r = 0; r < rows; ++r) {
     const float* HWY_RESTRICT row = x + r * ldx;
     int8_t* HWY_RESTRICT qrow = q + r * ldq;
+    uint32_t* channel = nullptr;
+    uint32_t count = 0;
+    if (outliers.count != nullptr) {
+      channel = outliers.channel + r * kMaxOutliersPerRow;
+      count = FindOutliers(row, k, channel, outliers.value + r * kMaxOutliersPerRow);
+      outliers.count[r] = count;
+    }
     for (size_t b = 0; b < blocks; ++b) {
       const size_t begin = b * block;
       const size_t n = HWY_MIN(block, k - begin);
+      bool has_outlier = false;
+      for (uint32_t i = 0; i < count; ++i) {
+        has_outlier = has_outlier || (channel[i] >= begin && channel[i] < begin + n);
+      }
       auto vmax = hn::Zero(d);
       auto bad = hn::FirstN(d, 0);  // NaN or inf seen; no MaskFalse in Highway 1.0.3
       for (size_t i = 0; i < n; i += N) {
@@ -54,14 +108,21 @@ HWY_INLINE void QuantizeRowsI8Impl(const float* HWY_RESTRICT x, size_t ldx, size
         vmax = hn::Max(vmax, hn::Abs(v));
         bad = hn::Or(bad, hn::Or(hn::IsNaN(v), hn::IsInf(v)));
       }
+      float amax = hn::GetLane(hn::MaxOfLanes(d, vmax));
+      if (has_outlier) {  // rare: the block's scale comes from its other values
+        amax = 0.0f;
+        for (size_t i = begin; i < begin + n; ++i) {
+          if (!IsOutlierChannel(i, channel, count)) amax = HWY_MAX(amax, row[i] < 0 ? -row[i] : row[i]);
+        }
+      }
       // Blocks below 1e-30 quantize to zeros: 127 / amax would overflow for the tiniest.
-      const float amax = hn::GetLane(hn::MaxOfLanes(d, vmax));
       const bool usable = amax > 1e-30f;
       // A non-finite block gets a NaN scale, so its products come out NaN, never silently finite.
       scales[r * blocks + b] = !hn::AllFalse(d, bad) ? std::numeric_limits<float>::quiet_NaN()
                                : usable               ? amax / 127.0f
                                                       : 0.0f;
-      const auto inv = hn::Set(d, usable ? 127.0f / amax : 0.0f);
+      const float inv_scalar = usable ? 127.0f / amax : 0.0f;
+      const auto inv = hn::Set(d, inv_scalar);
       for (size_t i = 0; i < n; i += N) {
         const auto v = hn::NearestInt(hn::Mul(LoadBlockPart(row + begin, i, n), inv));
         const auto q8 = hn::DemoteTo(d8, v);  // |v| <= 127: no saturation happens
@@ -71,6 +132,11 @@ HWY_INLINE void QuantizeRowsI8Impl(const float* HWY_RESTRICT x, size_t ldx, size
           HWY_ALIGN int8_t buf[hn::MaxLanes(QuantTag())];
           hn::Store(q8, d8, buf);
           memcpy(qrow + begin + i, buf, n - i);
+        }
+      }
+      if (has_outlier) {
+        for (uint32_t i = 0; i < count; ++i) {
+          if (channel[i] >= begin && channel[i] < begin + n) qrow[channel[i]] = 0;
         }
       }
     }

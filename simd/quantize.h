@@ -12,6 +12,24 @@ namespace simd {
 inline size_t QuantizedRowStride(size_t k) { return (k + 3) / 4 * 4; }
 inline size_t QuantBlockCount(size_t k, size_t block) { return (k + block - 1) / block; }
 
+// Activation outliers: a few channels of trained transformers run 10-100x larger than the
+// rest. Left in a block, one of them sets the block's scale and flattens its neighbours to a few
+// int8 steps. Values beyond kOutlierThreshold robust standard deviations of their row
+// (sigma ~ 1.2533 * mean |x|, exact for a Gaussian) are therefore taken out of the int8 row
+// (quantized as 0) and kept in float, up to kMaxOutliersPerRow per row (the largest); the GEMM
+// adds their products with the dequantized weights. On Gaussian data (P(|z| > 6) = 2e-9) this
+// never triggers.
+inline constexpr size_t kMaxOutliersPerRow = 8;
+inline constexpr float kOutlierThreshold = 6.0f;
+
+// Per row: count[row] outliers at channel[row * kMaxOutliersPerRow + i] with float value
+// value[row * kMaxOutliersPerRow + i]. A null `count` disables outlier extraction.
+struct RowOutliers {
+  uint32_t* count;
+  uint32_t* channel;
+  float* value;
+};
+
 // For each of `rows` rows of x (row stride ldx) and each block of `block` values (block a
 // multiple of 4; the last block may be shorter): scale = max|x| / 127 and
 // q = round(x * (127 / max|x|)) in [-127, 127]; a block whose max|x| <= 1e-30 gets scale 0 and
@@ -19,7 +37,7 @@ inline size_t QuantBlockCount(size_t k, size_t block) { return (k + block - 1) /
 // QuantizedRowStride(k) bytes apart with zeros past k; scales[row * blocks + b].
 // Non-finite input gives a non-finite scale, so the block's products become NaN or inf.
 void QuantizeRowsI8(const float* x, size_t ldx, size_t rows, size_t k, size_t block, int8_t* q,
-                    float* scales);
+                    float* scales, const RowOutliers& outliers);
 
 }  // namespace simd
 }  // namespace edgeattn

@@ -30,9 +30,21 @@ inline constexpr std::size_t kMaxModelDim = 16384;
 inline constexpr std::size_t kMaxSequenceLength = 1 << 20;
 inline constexpr std::size_t kMaxBatch = 1 << 16;
 
+// fp32: every step in float. int8: the four projections run on int8 weights (symmetric, one
+// scale per output channel, quantized once when the operator is built) and int8 activations
+// (quantized at run time with one scale per row and per block of int8_block values); the
+// attention core (Q K^T, softmax, P V) stays float.
+enum class Precision { kFp32, kInt8 };
+
+// Values per activation scale in int8 mode: a multiple of 4. Smaller blocks follow outlier
+// channels more closely; larger ones are faster. See README, "int8".
+inline constexpr std::size_t kDefaultInt8Block = 64;
+
 struct Config {
   std::size_t d_model = 0;
   std::size_t num_heads = 0;
+  Precision precision = Precision::kFp32;
+  std::size_t int8_block = kDefaultInt8Block;
 };
 
 // A read-only float array and its element count (checked against the shape it must have).
@@ -93,8 +105,15 @@ class MultiheadAttention {
   // Validates the configuration and the weights, then packs the weights; the views may be
   // released afterwards.
   MultiheadAttention(const Config& config, const WeightsView& weights);
-  // Loads a safetensors file as written by safetensors.torch.save_file(mha.state_dict(), path).
-  static MultiheadAttention Load(const std::string& path, std::size_t num_heads);
+  // Loads a safetensors file as written by safetensors.torch.save_file(mha.state_dict(), path),
+  // or an int8 file written by SaveInt8 (which runs in int8 whatever `precision` says).
+  static MultiheadAttention Load(const std::string& path, std::size_t num_heads,
+                                 Precision precision = Precision::kFp32,
+                                 std::size_t int8_block = kDefaultInt8Block);
+
+  // int8 operators only: writes the quantized weights (I8 tensors and F32 scales; names and
+  // metadata in README, "int8 weight files"), which Load reads back bit for bit.
+  void SaveInt8(const std::string& path) const;
 
   MultiheadAttention(MultiheadAttention&&) noexcept;
   MultiheadAttention& operator=(MultiheadAttention&&) noexcept;
@@ -111,6 +130,7 @@ class MultiheadAttention {
   struct Impl;
 
  private:
+  MultiheadAttention();
   std::unique_ptr<Impl> impl_;
 };
 

@@ -25,9 +25,12 @@ std::vector<float> RunShape(const MultiheadAttention& mha, const ShapeSpec& s,
 
 TEST(SchedulerTest, ContractShapesBitIdenticalForAnyThreadCount) {
   for (const ShapeSpec& s : ContractShapes()) {
-    SCOPED_TRACE(s.name);
+   for (Precision precision : {Precision::kFp32, Precision::kInt8}) {
+    SCOPED_TRACE(s.name + (precision == Precision::kInt8 ? " int8" : " fp32"));
     const RandomModel model(s.d_model, s.heads);
-    const MultiheadAttention mha(model.config, model.view());
+    Config config = model.config;
+    config.precision = precision;
+    const MultiheadAttention mha(config, model.view());
     const std::vector<float> x = RandomActivations(s.seq * s.d_model);
     Context one(1);
     const std::vector<float> expected = RunShape(mha, s, x, one);
@@ -40,6 +43,7 @@ TEST(SchedulerTest, ContractShapesBitIdenticalForAnyThreadCount) {
     const auto pool = MakeThreadPoolExecutor(3);
     Context pooled(*pool);
     EXPECT_EQ(RunShape(mha, s, x, pooled), expected) << "std::thread pool";
+   }
   }
 }
 

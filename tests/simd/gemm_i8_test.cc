@@ -54,7 +54,7 @@ void TestQuantizeMatchesScalar() {
       const size_t blocks = simd::QuantBlockCount(k, block);
       std::vector<int8_t> q(rows * ldq, 99);
       std::vector<float> scales(rows * blocks);
-      simd::QuantizeRowsI8(x.data(), ldx, rows, k, block, q.data(), scales.data());
+      simd::QuantizeRowsI8(x.data(), ldx, rows, k, block, q.data(), scales.data(), {});
       for (size_t r = 0; r < rows; ++r) {
         for (size_t b = 0; b < blocks; ++b) {
           float amax = 0.0f;
@@ -78,7 +78,7 @@ void TestQuantizeMatchesScalar() {
   x[5] = std::numeric_limits<float>::infinity();
   std::vector<int8_t> q(8);
   std::vector<float> scales(2);
-  simd::QuantizeRowsI8(x.data(), 8, 1, 8, 4, q.data(), scales.data());
+  simd::QuantizeRowsI8(x.data(), 8, 1, 8, 4, q.data(), scales.data(), {});
   EXPECT_EQ(scales[0], 1.0f / 127.0f);
   EXPECT_TRUE(std::isnan(scales[1]));
 }
@@ -173,6 +173,56 @@ void TestGemmI8ExtremeValues() {
   }
 }
 
+// Outlier channels leave the int8 row (quantized as 0, scales from the other values) and come
+// back in float: value * dequantized weight, added after the int8 result.
+void TestOutliers() {
+  const size_t k = 300, block = 64, n = 70;
+  std::vector<float> x = RandomNormal(2 * k, 5);
+  x[5] = 80.0f;
+  x[77] = -120.0f;
+  x[200] = 60.0f;  // row 0: three outliers; row 1: none
+  const size_t ldq = simd::QuantizedRowStride(k), blocks = simd::QuantBlockCount(k, block);
+  std::vector<int8_t> q(2 * ldq);
+  std::vector<float> scales(2 * blocks);
+  std::vector<uint32_t> count(2), channel(2 * simd::kMaxOutliersPerRow);
+  std::vector<float> value(2 * simd::kMaxOutliersPerRow);
+  simd::QuantizeRowsI8(x.data(), k, 2, k, block, q.data(), scales.data(),
+                       {count.data(), channel.data(), value.data()});
+  ASSERT_EQ(count[0], 3u);
+  ASSERT_EQ(count[1], 0u);
+  EXPECT_EQ(channel[0], 77u);  // largest first
+  EXPECT_EQ(channel[1], 5u);
+  EXPECT_EQ(channel[2], 200u);
+  EXPECT_EQ(value[0], -120.0f);
+  EXPECT_EQ(q[5], 0);
+  EXPECT_EQ(q[77], 0);
+  float amax0 = 0.0f;
+  for (size_t i = 0; i < block; ++i) {
+    if (i != 5) amax0 = std::max(amax0, std::fabs(x[i]));
+  }
+  EXPECT_EQ(scales[0], amax0 / 127.0f);
+
+  const std::vector<int8_t> wq = RandomInt8(n * k, 6);
+  std::vector<int8_t> packed(simd::PackedGemmI8WeightsSize(n, k));
+  std::vector<int32_t> sums(simd::GemmI8WeightSumsSize(n, k, block));
+  simd::PackGemmI8Weights(wq.data(), n, k, block, packed.data(), sums.data());
+  std::vector<float> ws(simd::GemmI8PanelCount(n) * simd::kGemmI8PanelWidth, 0.0f);
+  for (size_t j = 0; j < n; ++j) ws[j] = 0.002f * (1 + j % 5);
+  const simd::GemmI8WeightsView w{packed.data(), sums.data(), ws.data(), nullptr, n, k, block};
+  std::vector<float> c(2 * n), plain(2 * n);
+  simd::GemmI8({q.data(), scales.data(), count.data(), channel.data(), value.data()}, 0, 2, w, 0,
+               simd::GemmI8PanelCount(n), c.data(), n);
+  simd::GemmI8({q.data(), scales.data()}, 0, 2, w, 0, simd::GemmI8PanelCount(n), plain.data(), n);
+  for (size_t j = 0; j < n; ++j) {
+    float expected = plain[j];
+    for (size_t i = 0; i < 3; ++i) {
+      expected += value[i] * (static_cast<float>(wq[j * k + channel[i]]) * ws[j]);
+    }
+    ASSERT_EQ(c[j], expected) << j;
+    ASSERT_EQ(c[n + j], plain[n + j]) << j;  // row 1 has no outliers
+  }
+}
+
 }  // namespace
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
@@ -185,6 +235,7 @@ HWY_BEFORE_TEST(GemmI8Test);
 HWY_EXPORT_AND_TEST_P(GemmI8Test, TestQuantizeMatchesScalar);
 HWY_EXPORT_AND_TEST_P(GemmI8Test, TestGemmI8MatchesScalar);
 HWY_EXPORT_AND_TEST_P(GemmI8Test, TestGemmI8ExtremeValues);
+HWY_EXPORT_AND_TEST_P(GemmI8Test, TestOutliers);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GemmI8Test);
 
 TEST(GemmI8PathTest, NamesThePath) {

@@ -64,13 +64,47 @@ TEST(CliTest, RunErrorsNameTheArgument) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("/nonexistent.safetensors"), std::string::npos) << r.output;
   r = RunCli(base + " --heads 4 --precision fp16");
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("--precision"), std::string::npos) << r.output;
+  r = RunCli(base + " --heads 4 --precision int8 --int8-block 6");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("int8_block: expected a multiple of 4"), std::string::npos) << r.output;
   // A file that is not safetensors.
   r = RunCli("run --weights " + c.Path("_query.npy") + " --heads 1 --input " +
              c.Path("_query.npy") + " --output " + ::testing::TempDir() + "x.npy");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("safetensors"), std::string::npos) << r.output;
+}
+
+// quantize writes int8 weights that run loads directly (no --heads: the file records it) and
+// that reproduce the on-the-fly int8 result bit for bit; both stay close to PyTorch.
+TEST(CliTest, QuantizeThenRunInt8) {
+  const auto cases = testing_support::LoadGoldenCases();
+  const auto& c = cases[1];  // self_batched
+  const std::string dir = ::testing::TempDir();
+  Result r = RunCli("quantize --weights " + c.Path(".safetensors") + " --heads " +
+                    std::to_string(c.heads) + " --output " + dir + "q.safetensors");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = RunCli("run --weights " + dir + "q.safetensors --input " + c.Path("_query.npy") +
+             " --output " + dir + "from_file.npy");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = RunCli("run --weights " + c.Path(".safetensors") + " --heads " + std::to_string(c.heads) +
+             " --precision int8 --input " + c.Path("_query.npy") + " --output " + dir +
+             "on_the_fly.npy");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const NpyArray from_file = ReadNpy(dir + "from_file.npy");
+  const NpyArray on_the_fly = ReadNpy(dir + "on_the_fly.npy");
+  const NpyArray expected = ReadNpy(c.Path("_output.npy"));
+  EXPECT_EQ(from_file.data, on_the_fly.data);
+  EXPECT_GT(testing_support::Cosine(from_file.data, expected.data), 0.999);
+  r = RunCli("run --weights " + dir + "q.safetensors --heads 3 --input " + c.Path("_query.npy") +
+             " --output " + dir + "x.npy");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("quantized for 8 heads, got 3"), std::string::npos) << r.output;
+  r = RunCli("run --weights " + dir + "q.safetensors --precision fp32 --input " +
+             c.Path("_query.npy") + " --output " + dir + "x.npy");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("holds int8 weights"), std::string::npos) << r.output;
 }
 
 TEST(CliTest, BenchJsonLines) {
@@ -85,8 +119,11 @@ TEST(CliTest, BenchJsonLines) {
     if (!line.empty() && line[0] == '{') lines.push_back(nlohmann::json::parse(line));
     start = end == std::string::npos ? r.output.size() : end + 1;
   }
-  ASSERT_EQ(lines.size(), 3u) << r.output;  // reference, fp32 x 1 thread, fp32 x 2 threads
+  // reference, then fp32 and int8 at 1 and 2 threads
+  ASSERT_EQ(lines.size(), 5u) << r.output;
   EXPECT_EQ(lines[0]["mode"], "reference");
+  EXPECT_EQ(lines[3]["mode"], "int8");
+  EXPECT_GT(lines[3]["cosine"].get<double>(), 0.999);
   for (const auto& line : lines) {
     for (const char* key : {"peer", "shape", "mode", "threads", "median_ms", "p90_ms", "gflops",
                             "max_abs_err", "cosine"}) {
@@ -106,7 +143,8 @@ TEST(CliTest, InfoAndHelp) {
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_NE(r.output.find("highway chosen:"), std::string::npos);
   EXPECT_NE(r.output.find("oneTBB:"), std::string::npos);
-  for (const char* sub : {"run", "bench", "info"}) {
+  EXPECT_NE(r.output.find("int8 path:"), std::string::npos);
+  for (const char* sub : {"run", "bench", "quantize", "info"}) {
     r = RunCli(std::string(sub) + " --help");
     EXPECT_EQ(r.exit_code, 0) << sub;
     EXPECT_NE(r.output.find("--help"), std::string::npos) << sub;

@@ -24,6 +24,8 @@ struct BenchOptions {
   std::string shape = "all";
   std::size_t seq = 0, d_model = 0, heads = 0;
   std::vector<std::size_t> threads;
+  std::vector<std::string> precisions = {"fp32", "int8"};
+  std::size_t int8_block = kDefaultInt8Block;
   bool json = false;
   double min_time = 1.0;
   std::size_t min_calls = 30;
@@ -116,22 +118,30 @@ void BenchShape(const ShapeSpec& shape, const BenchOptions& o) {
             1.0, 1.0, 0},
            o.json);
 
-  const MultiheadAttention mha(model.config, model.view());
   std::vector<float> out(n);
-  double first_median_ms = 0.0;
-  for (std::size_t threads : o.threads) {
-    Context context(threads);
-    const auto run = [&] { mha.Forward(context, tx, {out.data(), 1, shape.seq, shape.d_model}); };
-    run();
-    run();
-    Row row{shape.name, "fp32", context.threads(), Measure(run, o.min_time, o.min_calls, false),
-            0, 0, 0, 0, 0, context.workspace_bytes()};
-    if (first_median_ms == 0.0) first_median_ms = row.timing.median_ms;
-    row.gflops = flops / row.timing.median_ms * 1e-6;
-    row.speedup = ref_timing.median_ms / row.timing.median_ms;
-    row.scaling = first_median_ms / row.timing.median_ms;
-    Compare(out, ref, &row.max_abs_err, &row.cosine);
-    PrintRow(row, o.json);
+  for (const std::string& precision : o.precisions) {
+    Config config = model.config;
+    config.precision = precision == "int8" ? Precision::kInt8 : Precision::kFp32;
+    config.int8_block = o.int8_block;
+    const MultiheadAttention mha(config, model.view());
+    double first_median_ms = 0.0;
+    for (std::size_t threads : o.threads) {
+      Context context(threads);
+      const auto run = [&] {
+        mha.Forward(context, tx, {out.data(), 1, shape.seq, shape.d_model});
+      };
+      run();
+      run();
+      Row row{shape.name, precision, context.threads(),
+              Measure(run, o.min_time, o.min_calls, false), 0, 0, 0, 0, 0,
+              context.workspace_bytes()};
+      if (first_median_ms == 0.0) first_median_ms = row.timing.median_ms;
+      row.gflops = flops / row.timing.median_ms * 1e-6;
+      row.speedup = ref_timing.median_ms / row.timing.median_ms;
+      row.scaling = first_median_ms / row.timing.median_ms;
+      Compare(out, ref, &row.max_abs_err, &row.cosine);
+      PrintRow(row, o.json);
+    }
   }
 }
 
@@ -177,6 +187,13 @@ Command AddBenchCommand(CLI::App& parent) {
   app->add_option("--threads", o->threads,
                   "Thread counts to measure, e.g. 1,2 (default: 1 and all hardware threads)")
       ->delimiter(',');
+  app->add_option("--precision", o->precisions, "Paths to measure, e.g. fp32,int8")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"fp32", "int8"}))
+      ->capture_default_str();
+  app->add_option("--int8-block", o->int8_block,
+                  "int8: activation values per quantization scale (multiple of 4)")
+      ->capture_default_str();
   app->add_flag("--json", o->json, "One JSON object per line instead of a table");
   app->add_option("--min-time", o->min_time, "Seconds to measure each row, at least")
       ->check(CLI::PositiveNumber)

@@ -17,6 +17,7 @@ struct Command {
 Command AddRunCommand(CLI::App& parent);
 Command AddBenchCommand(CLI::App& parent);
 Command AddInfoCommand(CLI::App& parent);
+Command AddQuantizeCommand(CLI::App& parent);
 
 }  // namespace cli
 }  // namespace edgeattn

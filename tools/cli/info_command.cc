@@ -10,6 +10,7 @@
 #include <sys/auxv.h>
 #endif
 
+#include "simd/gemm_i8.h"
 #include "simd/targets.h"
 #include "tools/cli/commands.h"
 
@@ -66,6 +67,7 @@ Command AddInfoCommand(CLI::App& parent) {
             std::printf("highway compiled:    %s\n", Join(simd::CompiledTargets()).c_str());
             std::printf("highway supported:   %s\n", Join(simd::SupportedTargets()).c_str());
             std::printf("highway chosen:      %s\n", simd::ChosenTarget().c_str());
+            std::printf("int8 path:           %s\n", simd::GemmI8Path());
             std::printf("oneTBB:              %s (runtime %s)\n", TBB_VERSION_STRING,
                         TBB_runtime_version());
             return 0;

@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   const edgeattn::cli::Command commands[] = {
       edgeattn::cli::AddRunCommand(app),
       edgeattn::cli::AddBenchCommand(app),
+      edgeattn::cli::AddQuantizeCommand(app),
       edgeattn::cli::AddInfoCommand(app),
   };
   CLI11_PARSE(app, argc, argv);

@@ -11,9 +11,10 @@ namespace cli {
 namespace {
 
 struct RunOptions {
-  std::string weights, input, key, value, output, precision = "fp32";
+  std::string weights, input, key, value, output, precision = "auto";
   std::size_t heads = 0;
   std::size_t threads = 0;
+  std::size_t int8_block = kDefaultInt8Block;
 };
 
 // An [L, d] or [B, L, d] array as a tensor view.
@@ -29,10 +30,13 @@ int Run(const RunOptions& o) {
     throw Error("--key and --value: expected both or neither, got only " +
                 std::string(o.key.empty() ? "--value" : "--key"));
   }
-  if (o.precision != "fp32") {
-    throw Error("--precision: expected fp32, got '" + o.precision + "'");
+  const Precision precision = o.precision == "int8" ? Precision::kInt8 : Precision::kFp32;
+  const MultiheadAttention mha =
+      MultiheadAttention::Load(o.weights, o.heads, precision, o.int8_block);
+  if (o.precision == "fp32" && mha.config().precision == Precision::kInt8) {
+    throw Error("--precision fp32: '" + o.weights +
+                "' holds int8 weights (written by edgeattn quantize); use the float file");
   }
-  const MultiheadAttention mha = MultiheadAttention::Load(o.weights, o.heads);
   const NpyArray x = ReadNpy(o.input);
   const ConstTensor query = AsTensor(x, "--input " + o.input);
   NpyArray k, v;
@@ -69,7 +73,9 @@ Command AddRunCommand(CLI::App& parent) {
                   "out_proj.bias (as PyTorch's state_dict)")
       ->required()
       ->check(CLI::ExistingFile);
-  app->add_option("--heads", o->heads, "Number of attention heads")->required();
+  app->add_option("--heads", o->heads,
+                  "Number of attention heads (int8 files written by 'edgeattn quantize' record "
+                  "it; required for float files)");
   app->add_option("--input", o->input, "Query .npy, float32 [L, d] or [B, L, d]")
       ->required()
       ->check(CLI::ExistingFile);
@@ -78,7 +84,14 @@ Command AddRunCommand(CLI::App& parent) {
   app->add_option("--value", o->value, "Value .npy for cross-attention (with --key)")
       ->check(CLI::ExistingFile);
   app->add_option("--output", o->output, "Output .npy, same rank as --input")->required();
-  app->add_option("--precision", o->precision, "Arithmetic: fp32")->capture_default_str();
+  app->add_option("--precision", o->precision,
+                  "fp32, or int8 (quantizes a float file's projections on the fly); auto: int8 "
+                  "for int8 files, fp32 otherwise")
+      ->check(CLI::IsMember({"auto", "fp32", "int8"}))
+      ->capture_default_str();
+  app->add_option("--int8-block", o->int8_block,
+                  "int8: activation values per quantization scale (multiple of 4)")
+      ->capture_default_str();
   app->add_option("--threads", o->threads, "Worker threads (0: one per hardware thread)")
       ->capture_default_str();
   return {app, [o] { return Run(*o); }};

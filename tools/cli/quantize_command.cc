@@ -1,0 +1,48 @@
+// edgeattn quantize: writes a float model's projections as int8 weights with their scales.
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "edgeattn/edgeattn.hpp"
+#include "tools/cli/commands.h"
+
+namespace edgeattn {
+namespace cli {
+namespace {
+
+struct QuantizeOptions {
+  std::string weights, output;
+  std::size_t heads = 0;
+  std::size_t int8_block = kDefaultInt8Block;
+};
+
+int Quantize(const QuantizeOptions& o) {
+  if (o.heads == 0) throw Error("--heads: expected the number of attention heads, got 0");
+  const MultiheadAttention mha =
+      MultiheadAttention::Load(o.weights, o.heads, Precision::kInt8, o.int8_block);
+  mha.SaveInt8(o.output);
+  std::printf("wrote %s: int8 weights for d_model %zu, %zu heads, activation block %zu\n",
+              o.output.c_str(), mha.config().d_model, mha.config().num_heads,
+              mha.config().int8_block);
+  return 0;
+}
+
+}  // namespace
+
+Command AddQuantizeCommand(CLI::App& parent) {
+  auto o = std::make_shared<QuantizeOptions>();
+  CLI::App* app = parent.add_subcommand(
+      "quantize", "Write a float safetensors model's projections as int8 weights and scales");
+  app->add_option("--weights", o->weights, "Float safetensors file (PyTorch state_dict names)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app->add_option("--heads", o->heads, "Number of attention heads")->required();
+  app->add_option("--output", o->output, "int8 safetensors file to write")->required();
+  app->add_option("--int8-block", o->int8_block,
+                  "Activation values per quantization scale at run time (multiple of 4)")
+      ->capture_default_str();
+  return {app, [o] { return Quantize(*o); }};
+}
+
+}  // namespace cli
+}  // namespace edgeattn
