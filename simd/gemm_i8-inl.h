@@ -209,10 +209,51 @@ HWY_INLINE const char* GemmI8PathName() {
 
 #endif  // EDGEATTN_I8_VNNI
 
+// Adds each outlier's float product with the dequantized weights of panel p:
+// c[row][n] += value * (w_int8[n][channel] * w_scale[n]). The weight byte sits in byte
+// channel % 4 of feature n's 32-bit lane in the group channel / 4, so a shift pair extracts it
+// with its sign for a whole vector of features.
+HWY_INLINE void AddOutliers(const QuantizedRowsView& a, size_t row_begin, size_t row_end,
+                            const GemmI8WeightsView& w, size_t p, float* HWY_RESTRICT c,
+                            size_t ldc) {
+  const hn::CappedTag<int32_t, 16> d32;
+  const hn::Rebind<float, decltype(d32)> df;
+  const size_t N = hn::Lanes(d32);
+  const size_t groups = QuantizedRowStride(w.k) / 4;
+  const size_t col0 = p * kGemmI8PanelWidth;
+  const size_t cols = HWY_MIN(kGemmI8PanelWidth, w.n - col0);
+  for (size_t row = row_begin; row < row_end; ++row) {
+    for (uint32_t i = 0; i < a.outlier_count[row]; ++i) {
+      const uint32_t channel = a.outlier_channel[row * kMaxOutliersPerRow + i];
+      const auto value = hn::Set(df, a.outlier_value[row * kMaxOutliersPerRow + i]);
+      const int shift = static_cast<int>(24 - 8 * (channel % 4));
+      const int8_t* group = w.panels + (p * groups + channel / 4) * kGemmI8PanelWidth * 4;
+      float* out = c + row * ldc + col0;
+      for (size_t j = 0; j < cols; j += N) {
+        const auto lanes = hn::LoadU(d32, reinterpret_cast<const int32_t*>(group + 4 * j));
+        const auto weight = hn::ShiftRightSame(hn::ShiftLeftSame(lanes, shift), 24);
+        const auto dequantized =
+            hn::Mul(hn::ConvertTo(df, weight), hn::LoadU(df, w.scales + col0 + j));
+        if (j + N <= cols) {
+          hn::StoreU(hn::MulAdd(value, dequantized, hn::LoadU(df, out + j)), df, out + j);
+          continue;
+        }
+        HWY_ALIGN float buf[hn::MaxLanes(df)] = {};
+        memcpy(buf, out + j, (cols - j) * sizeof(float));
+        hn::Store(hn::MulAdd(value, dequantized, hn::Load(df, buf)), df, buf);
+        memcpy(out + j, buf, (cols - j) * sizeof(float));
+      }
+    }
+  }
+}
+
 HWY_INLINE void GemmI8Panels(const QuantizedRowsView& a, size_t row_begin, size_t row_end,
                              const GemmI8WeightsView& w, size_t panel_begin, size_t panel_end,
                              float* HWY_RESTRICT c, size_t ldc) {
-  for (size_t p = panel_begin; p < panel_end; ++p) PanelI8(a, row_begin, row_end, w, p, c, ldc);
+  for (size_t p = panel_begin; p < panel_end; ++p) {
+    PanelI8(a, row_begin, row_end, w, p, c, ldc);
+    if (a.outlier_count != nullptr) AddOutliers(a, row_begin, row_end, w, p, c, ldc);
+  }
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

@@ -1,10 +1,6 @@
 #include "simd/gemm_i8.h"
 
-#include "simd/quantize.h"
-
 #include <string.h>
-
-#include <algorithm>
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "simd/gemm_i8.cc"
@@ -48,24 +44,6 @@ void GemmI8(const QuantizedRowsView& a, size_t row_begin, size_t row_end,
             const GemmI8WeightsView& w, size_t panel_begin, size_t panel_end, float* c,
             size_t ldc) {
   HWY_DYNAMIC_DISPATCH(GemmI8Panels)(a, row_begin, row_end, w, panel_begin, panel_end, c, ldc);
-  if (a.outlier_count == nullptr) return;
-  const size_t groups = QuantizedRowStride(w.k) / 4;
-  for (size_t row = row_begin; row < row_end; ++row) {
-    for (uint32_t i = 0; i < a.outlier_count[row]; ++i) {
-      const uint32_t channel = a.outlier_channel[row * kMaxOutliersPerRow + i];
-      const float value = a.outlier_value[row * kMaxOutliersPerRow + i];
-      // Feature j of panel p: its 4 bytes of group channel / 4 sit at (p, group, j).
-      const int8_t* group = w.panels + (channel / 4) * kGemmI8PanelWidth * 4 + channel % 4;
-      for (size_t p = panel_begin; p < panel_end; ++p) {
-        const int8_t* weights = group + p * groups * kGemmI8PanelWidth * 4;
-        const size_t cols = std::min(kGemmI8PanelWidth, w.n - p * kGemmI8PanelWidth);
-        float* out = c + row * ldc + p * kGemmI8PanelWidth;
-        for (size_t j = 0; j < cols; ++j) {
-          out[j] += value * (static_cast<float>(weights[4 * j]) * w.scales[p * kGemmI8PanelWidth + j]);
-        }
-      }
-    }
-  }
 }
 
 const char* GemmI8Path() { return HWY_DYNAMIC_DISPATCH(GemmI8PathName)(); }

@@ -103,18 +103,26 @@ HWY_INLINE void QuantizeRowsI8Impl(const float* HWY_RESTRICT x, size_t ldx, size
       }
       auto vmax = hn::Zero(d);
       auto bad = hn::FirstN(d, 0);  // NaN or inf seen; no MaskFalse in Highway 1.0.3
+      float outlier_chunks_max = 0.0f;  // the block's scale comes from its other values
       for (size_t i = 0; i < n; i += N) {
         const auto v = LoadBlockPart(row + begin, i, n);
-        vmax = hn::Max(vmax, hn::Abs(v));
         bad = hn::Or(bad, hn::Or(hn::IsNaN(v), hn::IsInf(v)));
-      }
-      float amax = hn::GetLane(hn::MaxOfLanes(d, vmax));
-      if (has_outlier) {  // rare: the block's scale comes from its other values
-        amax = 0.0f;
-        for (size_t i = begin; i < begin + n; ++i) {
-          if (!IsOutlierChannel(i, channel, count)) amax = HWY_MAX(amax, row[i] < 0 ? -row[i] : row[i]);
+        bool chunk_has_outlier = false;
+        for (uint32_t o = 0; has_outlier && o < count; ++o) {
+          chunk_has_outlier = chunk_has_outlier ||
+                              (channel[o] >= begin + i && channel[o] < begin + HWY_MIN(i + N, n));
+        }
+        if (!chunk_has_outlier) {
+          vmax = hn::Max(vmax, hn::Abs(v));
+          continue;
+        }
+        for (size_t j = begin + i; j < begin + HWY_MIN(i + N, n); ++j) {
+          if (!IsOutlierChannel(j, channel, count)) {
+            outlier_chunks_max = HWY_MAX(outlier_chunks_max, row[j] < 0 ? -row[j] : row[j]);
+          }
         }
       }
+      const float amax = HWY_MAX(hn::GetLane(hn::MaxOfLanes(d, vmax)), outlier_chunks_max);
       // Blocks below 1e-30 quantize to zeros: 127 / amax would overflow for the tiniest.
       const bool usable = amax > 1e-30f;
       // A non-finite block gets a NaN scale, so its products come out NaN, never silently finite.

@@ -216,7 +216,7 @@ void TestOutliers() {
   for (size_t j = 0; j < n; ++j) {
     float expected = plain[j];
     for (size_t i = 0; i < 3; ++i) {
-      expected += value[i] * (static_cast<float>(wq[j * k + channel[i]]) * ws[j]);
+      expected = MulAddAsTarget(value[i], static_cast<float>(wq[j * k + channel[i]]) * ws[j], expected);
     }
     ASSERT_EQ(c[j], expected) << j;
     ASSERT_EQ(c[n + j], plain[n + j]) << j;  // row 1 has no outliers
