@@ -15,11 +15,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "edgeattn/export.hpp"
 #include "edgeattn/executor.hpp"
 
 namespace edgeattn {
 
-class Error : public std::runtime_error {
+class EDGEATTN_API Error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
@@ -79,7 +80,7 @@ struct Tensor {
 
 // Where a forward call runs and the scratch memory it reuses. One context per calling thread;
 // a built operator may be shared by any number of contexts at once.
-class Context {
+class EDGEATTN_API Context {
  public:
   // threads = 0: one per hardware thread. Runs on a oneTBB arena of that size.
   explicit Context(std::size_t threads = 0);
@@ -100,7 +101,7 @@ class Context {
   std::unique_ptr<State> state_;
 };
 
-class MultiheadAttention {
+class EDGEATTN_API MultiheadAttention {
  public:
   // Validates the configuration and the weights, then packs the weights; the views may be
   // released afterwards.

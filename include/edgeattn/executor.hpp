@@ -8,6 +8,8 @@
 #include <memory>
 #include <type_traits>
 
+#include "edgeattn/export.hpp"
+
 namespace edgeattn {
 
 // A non-owning reference to a callable void(std::size_t worker); copying it never allocates.
@@ -25,7 +27,7 @@ class WorkerFn {
   void (*call_)(const void*, std::size_t);
 };
 
-class Executor {
+class EDGEATTN_API Executor {
  public:
   virtual ~Executor() = default;
   // Number of workers RunWorkers calls; fixed for the executor's lifetime.
@@ -51,13 +53,13 @@ class SerialExecutor final : public Executor {
 // A oneTBB task_arena with `threads` slots (0: one per hardware thread). The calling thread
 // joins the work as worker 0; oneTBB starts its worker threads on first use and puts them to
 // sleep when the arena has no work.
-std::unique_ptr<Executor> MakeTbbExecutor(std::size_t threads);
+EDGEATTN_API std::unique_ptr<Executor> MakeTbbExecutor(std::size_t threads);
 
 // A plain pool of threads - 1 std::threads plus the calling thread (0: one per hardware
 // thread), started here and joined by the destructor. Idle workers block on a condition
 // variable. Calls to RunWorkers from several threads are serialised. Use it to run under
 // ThreadSanitizer (Debian's oneTBB is not instrumented) or where oneTBB is unwanted.
-std::unique_ptr<Executor> MakeThreadPoolExecutor(std::size_t threads);
+EDGEATTN_API std::unique_ptr<Executor> MakeThreadPoolExecutor(std::size_t threads);
 
 }  // namespace edgeattn
 

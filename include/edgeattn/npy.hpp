@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "edgeattn/export.hpp"
+
 namespace edgeattn {
 
 struct NpyArray {
@@ -16,12 +18,12 @@ struct NpyArray {
 };
 
 // Throws edgeattn::Error for anything but a well-formed float32 C-order array of rank 1-3.
-NpyArray ReadNpy(const std::string& path);
-NpyArray ParseNpy(const std::vector<std::uint8_t>& bytes, const std::string& source);
+EDGEATTN_API NpyArray ReadNpy(const std::string& path);
+EDGEATTN_API NpyArray ParseNpy(const std::vector<std::uint8_t>& bytes, const std::string& source);
 
-std::vector<std::uint8_t> SerializeNpy(const NpyArray& array);
+EDGEATTN_API std::vector<std::uint8_t> SerializeNpy(const NpyArray& array);
 // Atomic: a failed write leaves no half-written file.
-void WriteNpy(const std::string& path, const NpyArray& array);
+EDGEATTN_API void WriteNpy(const std::string& path, const NpyArray& array);
 
 }  // namespace edgeattn
 

@@ -5,11 +5,12 @@
 #define EDGEATTN_REFERENCE_HPP_
 
 #include "edgeattn/edgeattn.hpp"
+#include "edgeattn/export.hpp"
 
 namespace edgeattn {
 
 // Same contract and checks as MultiheadAttention::Forward.
-void ReferenceForward(const Config& config, const WeightsView& weights, ConstTensor query,
+EDGEATTN_API void ReferenceForward(const Config& config, const WeightsView& weights, ConstTensor query,
                       ConstTensor key, ConstTensor value, Tensor out);
 
 }  // namespace edgeattn

@@ -11,15 +11,17 @@
 #include <string>
 #include <vector>
 
+#include "edgeattn/export.hpp"
+
 namespace edgeattn {
 
 enum class DType { kBool, kU8, kI8, kI16, kU16, kF16, kBF16, kI32, kU32, kF32, kF64, kI64, kU64 };
 
 // "F32", "I8", ... as written in the header.
-const char* DTypeName(DType dtype);
-std::size_t DTypeSize(DType dtype);
+EDGEATTN_API const char* DTypeName(DType dtype);
+EDGEATTN_API std::size_t DTypeSize(DType dtype);
 
-struct TensorInfo {
+struct EDGEATTN_API TensorInfo {
   DType dtype;
   std::vector<std::size_t> shape;
   std::size_t offset;  // bytes into the data section
@@ -27,7 +29,7 @@ struct TensorInfo {
   std::size_t elements() const;
 };
 
-class SafetensorsFile {
+class EDGEATTN_API SafetensorsFile {
  public:
   // Reads and validates a whole file.
   static SafetensorsFile Read(const std::string& path);
@@ -55,7 +57,7 @@ class SafetensorsFile {
   std::map<std::string, TensorInfo> tensors_;
 };
 
-class SafetensorsWriter {
+class EDGEATTN_API SafetensorsWriter {
  public:
   // Copies `data` (shape product * DTypeSize(dtype) bytes, little-endian).
   void Add(const std::string& name, DType dtype, const std::vector<std::size_t>& shape,

@@ -1,0 +1,26 @@
+# install rules: the library, its public headers, a CMake package (find_package(edgeattn) ->
+# edgeattn::edgeattn) and a pkg-config file.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+install(TARGETS edgeattn EXPORT edgeattnTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/edgeattn
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+set(EDGEATTN_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/edgeattn)
+install(EXPORT edgeattnTargets NAMESPACE edgeattn:: DESTINATION ${EDGEATTN_CMAKE_DIR})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/edgeattnConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/edgeattnConfig.cmake INSTALL_DESTINATION ${EDGEATTN_CMAKE_DIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/edgeattnConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/edgeattnConfig.cmake
+              ${PROJECT_BINARY_DIR}/edgeattnConfigVersion.cmake
+  DESTINATION ${EDGEATTN_CMAKE_DIR})
+file(RELATIVE_PATH EDGEATTN_PC_TO_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
+configure_file(${PROJECT_SOURCE_DIR}/cmake/edgeattn.pc.in ${PROJECT_BINARY_DIR}/edgeattn.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/edgeattn.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+if(TARGET edgeattn_cli)
+  install(TARGETS edgeattn_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()

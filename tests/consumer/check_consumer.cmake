@@ -1,0 +1,35 @@
+# Installs the edgeattn build tree BUILD_DIR into WORK_DIR/prefix, builds tests/consumer against
+# the installed CMake package (and, natively, against the pkg-config file), and runs it.
+# Optional: TOOLCHAIN_FILE for a cross build, EMULATOR to run the result.
+function(run)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  message("${out}")
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "failed (${result}): ${ARGN}")
+  endif()
+endfunction()
+
+file(REMOVE_RECURSE ${WORK_DIR})
+run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix)
+set(configure_args -S ${CMAKE_CURRENT_LIST_DIR} -B ${WORK_DIR}/build
+    -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release)
+if(TOOLCHAIN_FILE)
+  list(APPEND configure_args -DCMAKE_TOOLCHAIN_FILE=${TOOLCHAIN_FILE})
+endif()
+run(${CMAKE_COMMAND} ${configure_args})
+run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
+run(${EMULATOR} ${WORK_DIR}/build/consumer)
+if(NOT TOOLCHAIN_FILE)
+  find_program(PKG_CONFIG pkg-config)
+  if(PKG_CONFIG)
+    set(ENV{PKG_CONFIG_PATH} ${WORK_DIR}/prefix/lib/pkgconfig)
+    execute_process(COMMAND ${PKG_CONFIG} --cflags --libs --static edgeattn
+                    OUTPUT_VARIABLE flags OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE result)
+    if(NOT result EQUAL 0)
+      message(FATAL_ERROR "pkg-config cannot resolve edgeattn")
+    endif()
+    separate_arguments(flags UNIX_COMMAND "${flags}")
+    run(c++ -std=c++17 ${CMAKE_CURRENT_LIST_DIR}/main.cc -o ${WORK_DIR}/consumer_pc ${flags})
+    run(${WORK_DIR}/consumer_pc)
+  endif()
+endif()

@@ -1,0 +1,37 @@
+// Builds a small attention operator from the installed package, runs it and checks it against
+// the float reference. Exit code 0 on agreement.
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "edgeattn/edgeattn.hpp"
+#include "edgeattn/reference.hpp"
+
+int main() {
+  const std::size_t d = 16, heads = 2, length = 5;
+  std::vector<float> in_w(3 * d * d), in_b(3 * d), out_w(d * d), out_b(d), x(length * d);
+  for (std::size_t i = 0; i < in_w.size(); ++i) in_w[i] = std::sin(0.37f * i) * 0.25f;
+  for (std::size_t i = 0; i < in_b.size(); ++i) in_b[i] = 0.01f * i;
+  for (std::size_t i = 0; i < out_w.size(); ++i) out_w[i] = std::cos(0.11f * i) * 0.25f;
+  for (std::size_t i = 0; i < out_b.size(); ++i) out_b[i] = -0.02f * i;
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::sin(1.3f * i);
+  const edgeattn::WeightsView weights{{in_w.data(), in_w.size()}, {in_b.data(), in_b.size()},
+                                      {out_w.data(), out_w.size()}, {out_b.data(), out_b.size()}};
+  try {
+    const edgeattn::MultiheadAttention mha({d, heads}, weights);
+    edgeattn::Context context(2);
+    std::vector<float> y(x.size()), ref(x.size());
+    mha.Forward(context, {x.data(), 1, length, d}, {y.data(), 1, length, d});
+    const edgeattn::ConstTensor tx{x.data(), 1, length, d};
+    edgeattn::ReferenceForward({d, heads}, weights, tx, tx, tx, {ref.data(), 1, length, d});
+    double max_err = 0.0;
+    for (std::size_t i = 0; i < y.size(); ++i) max_err = std::fmax(max_err, std::fabs(y[i] - ref[i]));
+    std::printf("edgeattn consumer: max abs error vs reference %.3g\n", max_err);
+    mha.Forward(context, {x.data(), 1, 0, d}, {y.data(), 1, 0, d});  // must throw
+    std::printf("edgeattn consumer: a zero-length call did not throw\n");
+    return 1;
+  } catch (const edgeattn::Error& e) {
+    std::printf("edgeattn consumer: bad call rejected: %s\n", e.what());
+    return 0;
+  }
+}
