@@ -8,6 +8,7 @@
 #include "runtime/mha_validation.h"
 #include "runtime/projection_weights.h"
 #include "runtime/weight_quantizer.h"
+#include "simd/targets.h"
 
 namespace edgeattn {
 namespace {
@@ -52,6 +53,7 @@ struct MultiheadAttention::Impl {
 };
 
 MultiheadAttention::MultiheadAttention(const Config& config, const WeightsView& weights) {
+  simd::InitDispatch();
   ValidateConfig(config);
   ValidateWeights(config, weights);
   const std::size_t d = config.d_model;
@@ -129,6 +131,7 @@ MultiheadAttention MultiheadAttention::Load(const std::string& path, std::size_t
   const std::int8_t* out_q = int8_tensor(kOutWeightQ, d);
   const std::vector<float> in_scale = file.ReadFloat(kInWeightScale, {3 * d});
   const std::vector<float> out_scale = file.ReadFloat(kOutWeightScale, {d});
+  simd::InitDispatch();
   MultiheadAttention mha;
   mha.impl_ = std::make_unique<Impl>();
   mha.impl_->config = config;

@@ -40,15 +40,28 @@ std::vector<std::string> TargetNames(int64_t bits) {
 
 std::vector<std::string> CompiledTargets() { return TargetNames(HWY_TARGETS); }
 
+namespace {
+// Highway 1.0.3's SupportedTargets() re-initialises the chosen target from its first probe,
+// which lacks the fixed-width SVE targets; choosing again from its full answer restores them.
+int64_t QuerySupportedTargets() {
+  const int64_t targets = hwy::SupportedTargets();
+  hwy::GetChosenTarget().Update(targets);
+  return targets;
+}
+}  // namespace
+
+void InitDispatch() {
+  static const int64_t once = QuerySupportedTargets();
+  (void)once;
+}
+
 std::string ChosenTarget() {
+  InitDispatch();
   return hwy::TargetName(HWY_DYNAMIC_DISPATCH(CurrentTarget)());
 }
 
 std::vector<std::string> SupportedTargets() {
-  // Dispatch once first: in Highway 1.0.3, querying SupportedTargets() before the first
-  // dispatched call makes dispatch skip some targets (SVE2_128, SVE_256).
-  ChosenTarget();
-  return TargetNames(hwy::SupportedTargets() & HWY_TARGETS);
+  return TargetNames(QuerySupportedTargets() & HWY_TARGETS);
 }
 
 }  // namespace simd

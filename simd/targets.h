@@ -8,6 +8,11 @@
 namespace edgeattn {
 namespace simd {
 
+// Makes dynamic dispatch consider every target this CPU supports, once per process. Highway
+// 1.0.3's own initialisation skips the fixed-width SVE targets (SVE2_128, SVE_256); the
+// library calls this before its first dispatched call.
+void InitDispatch();
+
 // Names of the targets compiled into the kernels, best first (e.g. AVX3_DL, AVX3, AVX2, SSE4).
 std::vector<std::string> CompiledTargets();
 // Names of the compiled targets this CPU can run, best first.

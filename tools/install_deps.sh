@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
 # Installs the Debian packages edgeattn builds with, if any is missing. Idempotent and quiet
 # when everything is present; needs apt-get (Debian 12, Ubuntu 24.04 or later).
+#   tools/install_deps.sh          native build and tests
+#   tools/install_deps.sh --arm    also the aarch64 cross compiler, qemu-user and arm64 libraries
 set -euo pipefail
 
-packages=(cmake g++ make libhwy-dev libtbb-dev libgtest-dev libgmock-dev libbenchmark-dev
-          nlohmann-json3-dev libcli11-dev)
+packages=(cmake g++ make pkg-config libhwy-dev libtbb-dev libgtest-dev libgmock-dev
+          libbenchmark-dev nlohmann-json3-dev libcli11-dev)
+arm=0
+if [ "${1:-}" = "--arm" ]; then
+  arm=1
+  packages+=(g++-aarch64-linux-gnu qemu-user libhwy-dev:arm64 libtbb-dev:arm64
+             libgtest-dev:arm64 libgmock-dev:arm64)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -27,6 +35,9 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "install_deps.sh: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
+if [ $arm -eq 1 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  "${sudo[@]}" dpkg --add-architecture arm64
+fi
 "${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600 update -qq
 "${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends \
   "${missing[@]}" >/dev/null

@@ -240,7 +240,9 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GemmI8Test);
 
 TEST(GemmI8PathTest, NamesThePath) {
   const std::string path = simd::GemmI8Path();
-  EXPECT_TRUE(path == "avx512-vnni" || path == "sve-sdot" || path == "portable-i16") << path;
+  EXPECT_TRUE(path == "avx512-vnni" || path == "sve-sdot" || path == "neon-sdot" ||
+              path == "portable-i16")
+      << path;
 }
 }  // namespace edgeattn
 #endif
