@@ -38,7 +38,7 @@
 #define EDGEATTN_I8_SVE 0
 #endif
 
-#if HWY_TARGET == HWY_NEON && HWY_ARCH_ARM_A64
+#if HWY_TARGET == HWY_NEON && HWY_ARCH_ARM_A64 && defined(__linux__)  // getauxval: Linux, Android
 #include <arm_neon.h>
 #include <sys/auxv.h>
 #define EDGEATTN_I8_NEON_DOT 1
