@@ -38,9 +38,14 @@
 #define EDGEATTN_I8_SVE 0
 #endif
 
-#if HWY_TARGET == HWY_NEON && HWY_ARCH_ARM_A64 && defined(__linux__)  // getauxval: Linux, Android
+// The NEON dot product path: detected through getauxval on Linux and Android, or always on when
+// the whole build targets it (-march=...+dotprod defines __ARM_FEATURE_DOTPROD; e.g. iOS).
+#if HWY_TARGET == HWY_NEON && HWY_ARCH_ARM_A64 && \
+    (defined(__linux__) || defined(__ARM_FEATURE_DOTPROD))
 #include <arm_neon.h>
+#if !defined(__ARM_FEATURE_DOTPROD)
 #include <sys/auxv.h>
+#endif
 #define EDGEATTN_I8_NEON_DOT 1
 #else
 #define EDGEATTN_I8_NEON_DOT 0
@@ -173,8 +178,12 @@ HWY_NOINLINE int32x4_t DotBlockNeon(const int8_t* weights, const int8_t* xq, siz
 HWY_POP_ATTRIBUTES
 
 HWY_INLINE bool HasNeonDot() {
+#if defined(__ARM_FEATURE_DOTPROD)
+  return true;
+#else
   static const bool has = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
   return has;
+#endif
 }
 #endif
 
