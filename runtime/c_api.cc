@@ -1,0 +1,131 @@
+// The C API: each entry point converts C++ exceptions into a status and a thread-local message.
+#include "edgeattn/edgeattn.h"
+
+#include <exception>
+#include <new>
+#include <string>
+
+#include "edgeattn/edgeattn.hpp"
+
+struct edgeattn_operator {
+  edgeattn::MultiheadAttention mha;
+};
+
+struct edgeattn_context {
+  edgeattn::Context context;
+  explicit edgeattn_context(std::size_t threads) : context(threads) {}
+};
+
+namespace {
+
+thread_local std::string last_error;
+
+// Runs fn, mapping every exception to a status; nothing propagates to the C caller.
+template <class Fn>
+edgeattn_status Guard(const Fn& fn) {
+  try {
+    last_error.clear();
+    fn();
+    return EDGEATTN_OK;
+  } catch (const edgeattn::Error& e) {
+    last_error = e.what();
+    return EDGEATTN_ERROR_INVALID_ARGUMENT;
+  } catch (const std::bad_alloc&) {
+    last_error = "out of memory";
+    return EDGEATTN_ERROR_OUT_OF_MEMORY;
+  } catch (const std::exception& e) {
+    last_error = std::string("internal error: ") + e.what();
+    return EDGEATTN_ERROR_INTERNAL;
+  } catch (...) {
+    last_error = "internal error";
+    return EDGEATTN_ERROR_INTERNAL;
+  }
+}
+
+void RequireNonNull(const void* p, const char* name) {
+  if (p == nullptr) throw edgeattn::Error(std::string(name) + ": expected a pointer, got NULL");
+}
+
+edgeattn::Precision ToPrecision(edgeattn_precision p) {
+  if (p == EDGEATTN_FP32) return edgeattn::Precision::kFp32;
+  if (p == EDGEATTN_INT8) return edgeattn::Precision::kInt8;
+  throw edgeattn::Error("precision: expected EDGEATTN_FP32 or EDGEATTN_INT8, got " +
+                        std::to_string(static_cast<int>(p)));
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* edgeattn_last_error(void) { return last_error.c_str(); }
+
+edgeattn_status edgeattn_operator_create(const edgeattn_config* config,
+                                         const edgeattn_weights* weights,
+                                         edgeattn_operator** out) {
+  return Guard([&] {
+    RequireNonNull(out, "out");
+    *out = nullptr;
+    RequireNonNull(config, "config");
+    RequireNonNull(weights, "weights");
+    const edgeattn::Config c{config->d_model, config->num_heads, ToPrecision(config->precision),
+                             config->int8_block == 0 ? edgeattn::kDefaultInt8Block
+                                                     : config->int8_block};
+    const edgeattn::WeightsView w{{weights->in_proj_weight, weights->in_proj_weight_size},
+                                  {weights->in_proj_bias, weights->in_proj_bias_size},
+                                  {weights->out_proj_weight, weights->out_proj_weight_size},
+                                  {weights->out_proj_bias, weights->out_proj_bias_size}};
+    *out = new edgeattn_operator{edgeattn::MultiheadAttention(c, w)};
+  });
+}
+
+edgeattn_status edgeattn_operator_load(const char* path, size_t num_heads,
+                                       edgeattn_precision precision, edgeattn_operator** out) {
+  return Guard([&] {
+    RequireNonNull(out, "out");
+    *out = nullptr;
+    RequireNonNull(path, "path");
+    *out = new edgeattn_operator{
+        edgeattn::MultiheadAttention::Load(path, num_heads, ToPrecision(precision))};
+  });
+}
+
+void edgeattn_operator_destroy(edgeattn_operator* op) { delete op; }
+
+size_t edgeattn_operator_d_model(const edgeattn_operator* op) {
+  return op != nullptr ? op->mha.config().d_model : 0;
+}
+
+edgeattn_status edgeattn_context_create(size_t threads, edgeattn_context** out) {
+  return Guard([&] {
+    RequireNonNull(out, "out");
+    *out = nullptr;
+    *out = new edgeattn_context(threads);
+  });
+}
+
+void edgeattn_context_destroy(edgeattn_context* context) { delete context; }
+
+edgeattn_status edgeattn_forward(const edgeattn_operator* op, edgeattn_context* context,
+                                 const float* query, size_t batch, size_t query_length,
+                                 const float* key, const float* value, size_t key_length,
+                                 float* out) {
+  return Guard([&] {
+    RequireNonNull(op, "op");
+    RequireNonNull(context, "context");
+    if ((key == nullptr) != (value == nullptr)) {
+      throw edgeattn::Error("key and value: expected both or neither, got only " +
+                            std::string(key == nullptr ? "value" : "key"));
+    }
+    const std::size_t d = op->mha.config().d_model;
+    const edgeattn::ConstTensor q{query, batch, query_length, d};
+    const edgeattn::Tensor y{out, batch, query_length, d};
+    if (key == nullptr) {
+      op->mha.Forward(context->context, q, y);
+    } else {
+      op->mha.Forward(context->context, q, {key, batch, key_length, d},
+                      {value, batch, key_length, d}, y);
+    }
+  });
+}
+
+}  // extern "C"

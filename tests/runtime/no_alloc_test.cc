@@ -1,0 +1,63 @@
+// The hot path allocates nothing: after the first forward call has sized the context's
+// workspace, further calls make no heap allocation through operator new. This binary replaces
+// the global operator new to count them.
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "edgeattn/edgeattn.hpp"
+#include "runtime/benchmark_case.h"
+
+namespace {
+std::atomic<long> allocations{0};
+}  // namespace
+
+void* operator new(std::size_t size) {
+  allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t size) { return operator new(size); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+
+namespace edgeattn {
+namespace {
+
+TEST(NoAllocationTest, ForwardAfterTheFirstCall) {
+  for (const ShapeSpec& s : {ContractShapes()[0], ContractShapes()[1]}) {
+    for (Precision precision : {Precision::kFp32, Precision::kInt8}) {
+      const RandomModel model(s.d_model, s.heads);
+      Config config = model.config;
+      config.precision = precision;
+      const MultiheadAttention mha(config, model.view());
+      const std::vector<float> x = RandomActivations(s.seq * s.d_model);
+      std::vector<float> y(x.size());
+      const auto pool = MakeThreadPoolExecutor(2);
+      Context tbb(2), one(1), pooled(*pool);
+      for (Context* context : {&one, &tbb, &pooled}) {
+        mha.Forward(*context, {x.data(), 1, s.seq, s.d_model}, {y.data(), 1, s.seq, s.d_model});
+        const long before = allocations.load();
+        for (int i = 0; i < 20; ++i) {
+          mha.Forward(*context, {x.data(), 1, s.seq, s.d_model}, {y.data(), 1, s.seq, s.d_model});
+        }
+        EXPECT_EQ(allocations.load() - before, 0)
+            << s.name << (precision == Precision::kInt8 ? " int8 " : " fp32 ")
+            << context->threads() << " threads";
+      }
+    }
+  }
+  // The counter works: an allocation here is seen.
+  const long before = allocations.load();
+  auto* probe = new std::vector<int>(10);
+  delete probe;
+  EXPECT_GE(allocations.load() - before, 2);
+}
+
+}  // namespace
+}  // namespace edgeattn
