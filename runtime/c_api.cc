@@ -46,11 +46,11 @@ void RequireNonNull(const void* p, const char* name) {
   if (p == nullptr) throw edgeattn::Error(std::string(name) + ": expected a pointer, got NULL");
 }
 
-edgeattn::Precision ToPrecision(edgeattn_precision p) {
+edgeattn::Precision ToPrecision(int p) {
   if (p == EDGEATTN_FP32) return edgeattn::Precision::kFp32;
   if (p == EDGEATTN_INT8) return edgeattn::Precision::kInt8;
   throw edgeattn::Error("precision: expected EDGEATTN_FP32 or EDGEATTN_INT8, got " +
-                        std::to_string(static_cast<int>(p)));
+                        std::to_string(p));
 }
 
 }  // namespace
@@ -78,8 +78,8 @@ edgeattn_status edgeattn_operator_create(const edgeattn_config* config,
   });
 }
 
-edgeattn_status edgeattn_operator_load(const char* path, size_t num_heads,
-                                       edgeattn_precision precision, edgeattn_operator** out) {
+edgeattn_status edgeattn_operator_load(const char* path, size_t num_heads, int precision,
+                                       edgeattn_operator** out) {
   return Guard([&] {
     RequireNonNull(out, "out");
     *out = nullptr;

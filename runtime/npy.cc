@@ -107,7 +107,11 @@ class HeaderParser {
       if (pos_ < s_.size() && s_[pos_] == 'L') ++pos_;  // Python 2 long suffix
       dims.push_back(value);
       SkipSpace();
-      if (Peek() == ',') ++pos_;
+      if (Peek() == ',') {
+        ++pos_;
+      } else if (Peek() != ')') {
+        throw Fail("expected ',' or ')' after a dimension");
+      }
     }
   }
 
@@ -172,7 +176,7 @@ NpyArray ParseNpy(const std::vector<std::uint8_t>& bytes, const std::string& sou
                " bytes of data, the file has " + std::to_string(available));
   }
   array.data.resize(count);
-  std::memcpy(array.data.data(), bytes.data() + data_start, count * 4);
+  if (count > 0) std::memcpy(array.data.data(), bytes.data() + data_start, count * 4);
   return array;
 }
 

@@ -199,7 +199,7 @@ std::vector<float> SafetensorsFile::ReadFloat(const std::string& name,
   std::vector<float> out(info.elements());
   switch (info.dtype) {
     case DType::kF32:
-      std::memcpy(out.data(), data, info.bytes);
+      if (info.bytes > 0) std::memcpy(out.data(), data, info.bytes);  // empty: data() may be null
       break;
     case DType::kF64:
       for (std::size_t i = 0; i < out.size(); ++i) {

@@ -6,7 +6,7 @@
 set -euo pipefail
 
 packages=(cmake g++ make pkg-config libhwy-dev libtbb-dev libgtest-dev libgmock-dev
-          libbenchmark-dev nlohmann-json3-dev libcli11-dev)
+          libbenchmark-dev nlohmann-json3-dev libcli11-dev clang libclang-rt-14-dev valgrind)
 arm=0
 if [ "${1:-}" = "--arm" ]; then
   arm=1

@@ -29,7 +29,7 @@ typedef enum edgeattn_precision { EDGEATTN_FP32 = 0, EDGEATTN_INT8 = 1 } edgeatt
 typedef struct edgeattn_config {
   size_t d_model;
   size_t num_heads;
-  edgeattn_precision precision;
+  int precision; /* an edgeattn_precision; int, so that any value a caller passes is checked */
   size_t int8_block; /* values per activation scale in int8 mode; 0: the default (64) */
 } edgeattn_config;
 
@@ -59,8 +59,7 @@ EDGEATTN_C_API edgeattn_status edgeattn_operator_create(const edgeattn_config* c
 /* Loads a safetensors file (PyTorch state_dict names, or an int8 file from edgeattn quantize,
  * for which num_heads may be 0). */
 EDGEATTN_C_API edgeattn_status edgeattn_operator_load(const char* path, size_t num_heads,
-                                                      edgeattn_precision precision,
-                                                      edgeattn_operator** out);
+                                                      int precision, edgeattn_operator** out);
 EDGEATTN_C_API void edgeattn_operator_destroy(edgeattn_operator* op);
 EDGEATTN_C_API size_t edgeattn_operator_d_model(const edgeattn_operator* op);
 

@@ -64,7 +64,7 @@ int main(void) {
   weights.in_proj_weight_size = 11;
   check_error(edgeattn_operator_create(&config, &weights, &bad), "in_proj_weight", "short weights");
   weights.in_proj_weight_size = 12;
-  config.precision = (edgeattn_precision)7;
+  config.precision = 7;
   check_error(edgeattn_operator_create(&config, &weights, &bad), "precision", "bad precision");
   config.precision = EDGEATTN_INT8;
   config.int8_block = 6;

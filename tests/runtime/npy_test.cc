@@ -96,7 +96,19 @@ TEST(NpyTest, MalformedFiles) {
                    "unexpected end");
   ExpectParseError(NpyWithHeader("{'descr: '<f4'}", 8), "malformed header");
   ExpectParseError(NpyWithHeader("{'descr': '<f4', 'what': 1}", 8), "unexpected key 'what'");
+  ExpectParseError(
+      NpyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2 3), }", 24),
+      "expected ',' or ')'");
   EXPECT_THROW(ReadNpy("/nonexistent/x.npy"), Error);
+}
+
+// Found by the fuzzer: an empty array (a zero dimension) once passed a null pointer to memcpy.
+TEST(NpyTest, EmptyArray) {
+  const NpyArray a =
+      ParseNpy(NpyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 8), }", 0),
+               "x.npy");
+  EXPECT_EQ(a.shape, (std::vector<std::size_t>{0, 8}));
+  EXPECT_TRUE(a.data.empty());
 }
 
 TEST(NpyTest, WriteRejectsInconsistentShape) {
