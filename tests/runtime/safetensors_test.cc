@@ -129,6 +129,51 @@ TEST(SafetensorsTest, MalformedFiles) {
   ExpectParseError(FileWithHeader(R"({"__metadata__": [1]})", 0), "__metadata__");
 }
 
+// A model file whose tensors have the wrong dtype or shape is rejected by name.
+TEST(SafetensorsTest, LoadRejectsWrongWeights) {
+  const std::string path = ::testing::TempDir() + "bad_model.safetensors";
+  const std::vector<float> w(8 * 8, 0.1f), in_w(24 * 8, 0.1f), short_in(23 * 8, 0.1f);
+  const std::vector<std::int32_t> ints(24 * 8, 1);
+  const auto expect_load_error = [&](const SafetensorsWriter& writer, const char* fragment) {
+    writer.Write(path);
+    try {
+      MultiheadAttention::Load(path, 2);
+      ADD_FAILURE() << "loaded; expected '" << fragment << "'";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  SafetensorsWriter missing;
+  missing.Add("in_proj_weight", DType::kF32, {24, 8}, in_w.data());
+  expect_load_error(missing, "no tensor named 'out_proj.weight'");
+  SafetensorsWriter wrong_shape;
+  wrong_shape.Add("in_proj_weight", DType::kF32, {23, 8}, short_in.data());
+  wrong_shape.Add("out_proj.weight", DType::kF32, {8, 8}, w.data());
+  expect_load_error(wrong_shape, "expected shape [24, 8], got [23, 8]");
+  SafetensorsWriter wrong_dtype;
+  wrong_dtype.Add("in_proj_weight", DType::kI32, {24, 8}, ints.data());
+  wrong_dtype.Add("out_proj.weight", DType::kF32, {8, 8}, w.data());
+  expect_load_error(wrong_dtype, "expected dtype F32, F16, BF16 or F64, got I32");
+  SafetensorsWriter not_square;
+  not_square.Add("in_proj_weight", DType::kF32, {24, 8}, in_w.data());
+  not_square.Add("out_proj.weight", DType::kF32, {8, 4}, w.data());
+  expect_load_error(not_square, "square");
+  std::remove(path.c_str());
+}
+
+// A write that fails leaves nothing behind: no file, no temporary.
+TEST(SafetensorsTest, FailedWriteLeavesNothing) {
+  SafetensorsWriter writer;
+  const float one = 1.0f;
+  writer.Add("x", DType::kF32, {1}, &one);
+  EXPECT_THROW(writer.Write("/nonexistent-dir/m.safetensors"), Error);
+  const std::string dir_path = ::testing::TempDir();  // a directory cannot be replaced by a file
+  EXPECT_THROW(writer.Write(dir_path), Error);
+  std::FILE* tmp = std::fopen((dir_path + ".tmp").c_str(), "rb");
+  EXPECT_EQ(tmp, nullptr);
+  if (tmp != nullptr) std::fclose(tmp);
+}
+
 TEST(SafetensorsTest, TruncatedFileIsRejected) {
   const std::vector<float> w(64, 1.0f);
   SafetensorsWriter writer;

@@ -69,6 +69,15 @@ TEST(CliTest, RunErrorsNameTheArgument) {
   r = RunCli(base + " --heads 4 --precision int8 --int8-block 6");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("int8_block: expected a multiple of 4"), std::string::npos) << r.output;
+  // A failed run writes no output file.
+  const std::string never = ::testing::TempDir() + "never_written.npy";
+  std::remove(never.c_str());
+  r = RunCli("run --weights " + c.Path(".safetensors") + " --heads 3 --input " +
+             c.Path("_query.npy") + " --output " + never);
+  EXPECT_EQ(r.exit_code, 1);
+  std::FILE* f = std::fopen(never.c_str(), "rb");
+  EXPECT_EQ(f, nullptr) << "a failed run left " << never;
+  if (f != nullptr) std::fclose(f);
   // A file that is not safetensors.
   r = RunCli("run --weights " + c.Path("_query.npy") + " --heads 1 --input " +
              c.Path("_query.npy") + " --output " + ::testing::TempDir() + "x.npy");
