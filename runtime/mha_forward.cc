@@ -86,7 +86,9 @@ void RunQuantize(Executor& executor, const QuantizeJob (&jobs)[kJobs], std::size
                  std::size_t block) {
   std::size_t first_item[kJobs + 1] = {0};
   for (std::size_t j = 0; j < kJobs; ++j) {
-    first_item[j + 1] = first_item[j] + DivCeil(jobs[j].rows, kRowChunk);
+    // An input already quantized by another job has no items, so the shares stay balanced.
+    const std::size_t items = jobs[j].x != nullptr ? DivCeil(jobs[j].rows, kRowChunk) : 0;
+    first_item[j + 1] = first_item[j] + items;
   }
   const std::size_t ldq = simd::QuantizedRowStride(d);
   const std::size_t blocks = simd::QuantBlockCount(d, block);
@@ -94,7 +96,6 @@ void RunQuantize(Executor& executor, const QuantizeJob (&jobs)[kJobs], std::size
     std::size_t j = 0;
     while (item >= first_item[j + 1]) ++j;
     const QuantizeJob& job = jobs[j];
-    if (job.x == nullptr) return;  // an input already quantized by another job
     const std::size_t row0 = (item - first_item[j]) * kRowChunk;
     const std::size_t rows = Min(kRowChunk, job.rows - row0);
     simd::QuantizeRowsI8(job.x + row0 * d, d, rows, d, block, job.out.q + row0 * ldq,
