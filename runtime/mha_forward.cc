@@ -62,9 +62,10 @@ struct GemmJob {
   }
 };
 
-// Runs several independent GEMMs as one parallel phase.
-template <std::size_t kJobs>
-void RunGemms(Executor& executor, const GemmJob (&jobs)[kJobs]) {
+// Runs the items of several independent jobs as one parallel phase: every job has items()
+// work items and Run(item); the items of all jobs are split between the workers together.
+template <class Job, std::size_t kJobs>
+void RunJobs(Executor& executor, const Job (&jobs)[kJobs]) {
   std::size_t first_item[kJobs + 1] = {0};
   for (std::size_t j = 0; j < kJobs; ++j) first_item[j + 1] = first_item[j] + jobs[j].items();
   ParallelForItems(executor, first_item[kJobs], [&](std::size_t item, std::size_t) {
@@ -74,34 +75,22 @@ void RunGemms(Executor& executor, const GemmJob (&jobs)[kJobs]) {
   });
 }
 
+// Quantizes kRowChunk rows of one input per item.
 struct QuantizeJob {
-  const float* x;
+  const float* x;  // null: this input is another job's, already quantized (no items)
   std::size_t rows;
   QuantizedRows out;
-};
+  std::size_t d;
+  std::size_t block;
 
-// Quantizes each distinct input once (self-attention: one input serves Q, K and V).
-template <std::size_t kJobs>
-void RunQuantize(Executor& executor, const QuantizeJob (&jobs)[kJobs], std::size_t d,
-                 std::size_t block) {
-  std::size_t first_item[kJobs + 1] = {0};
-  for (std::size_t j = 0; j < kJobs; ++j) {
-    // An input already quantized by another job has no items, so the shares stay balanced.
-    const std::size_t items = jobs[j].x != nullptr ? DivCeil(jobs[j].rows, kRowChunk) : 0;
-    first_item[j + 1] = first_item[j] + items;
+  std::size_t items() const { return x != nullptr ? DivCeil(rows, kRowChunk) : 0; }
+  void Run(std::size_t item) const {
+    const std::size_t row0 = item * kRowChunk;
+    simd::QuantizeRowsI8(x + row0 * d, d, Min(kRowChunk, rows - row0), d, block,
+                         out.q + row0 * simd::QuantizedRowStride(d),
+                         out.scales + row0 * simd::QuantBlockCount(d, block), out.outliers(row0));
   }
-  const std::size_t ldq = simd::QuantizedRowStride(d);
-  const std::size_t blocks = simd::QuantBlockCount(d, block);
-  ParallelForItems(executor, first_item[kJobs], [&](std::size_t item, std::size_t) {
-    std::size_t j = 0;
-    while (item >= first_item[j + 1]) ++j;
-    const QuantizeJob& job = jobs[j];
-    const std::size_t row0 = (item - first_item[j]) * kRowChunk;
-    const std::size_t rows = Min(kRowChunk, job.rows - row0);
-    simd::QuantizeRowsI8(job.x + row0 * d, d, rows, d, block, job.out.q + row0 * ldq,
-                         job.out.scales + row0 * blocks, job.out.outliers(row0));
-  });
-}
+};
 
 }  // namespace
 
@@ -163,19 +152,19 @@ void MhaForward(const MhaProjections& weights, const MhaShape& shape, const floa
     const QuantizedRows xq8 = quantized(xq8_at);
     const QuantizedRows xk8 = xk == xq ? xq8 : quantized(xk8_at);
     const QuantizedRows xv8 = xv == xq ? xq8 : xv == xk ? xk8 : quantized(xv8_at);
-    const QuantizeJob inputs[] = {{xq, rows_q, xq8},
-                                  {xk == xq ? nullptr : xk, rows_k, xk8},
-                                  {xv == xq || xv == xk ? nullptr : xv, rows_k, xv8}};
-    RunQuantize(executor, inputs, d, block);
+    const QuantizeJob inputs[] = {{xq, rows_q, xq8, d, block},
+                                  {xk == xq ? nullptr : xk, rows_k, xk8, d, block},
+                                  {xv == xq || xv == xk ? nullptr : xv, rows_k, xv8, d, block}};
+    RunJobs(executor, inputs);
     const GemmJob projections[] = {{nullptr, xq8, rows_q, nullptr, &weights.q8, q, d},
                                    {nullptr, xk8, rows_k, nullptr, &weights.k8, k, d},
                                    {nullptr, xv8, rows_k, nullptr, &weights.v8, v, d}};
-    RunGemms(executor, projections);
+    RunJobs(executor, projections);
   } else {
     const GemmJob projections[] = {{xq, {}, rows_q, &weights.q, nullptr, q, d},
                                    {xk, {}, rows_k, &weights.k, nullptr, k, d},
                                    {xv, {}, rows_k, &weights.v, nullptr, v, d}};
-    RunGemms(executor, projections);
+    RunJobs(executor, projections);
   }
 
   ParallelForItems(executor, head_count, [&](std::size_t bh, std::size_t) {
@@ -210,13 +199,13 @@ void MhaForward(const MhaProjections& weights, const MhaShape& shape, const floa
 
   if (int8) {
     const QuantizedRows concat8 = quantized(concat8_at);
-    const QuantizeJob heads[] = {{concat, rows_q, concat8}};
-    RunQuantize(executor, heads, d, block);
+    const QuantizeJob heads[] = {{concat, rows_q, concat8, d, block}};
+    RunJobs(executor, heads);
     const GemmJob output[] = {{nullptr, concat8, rows_q, nullptr, &weights.out8, y, d}};
-    RunGemms(executor, output);
+    RunJobs(executor, output);
   } else {
     const GemmJob output[] = {{concat, {}, rows_q, &weights.out, nullptr, y, d}};
-    RunGemms(executor, output);
+    RunJobs(executor, output);
   }
 }
 
