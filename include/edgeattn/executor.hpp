@@ -56,8 +56,9 @@ class SerialExecutor final : public Executor {
 EDGEATTN_API std::unique_ptr<Executor> MakeTbbExecutor(std::size_t threads);
 
 // A plain pool of threads - 1 std::threads plus the calling thread (0: one per hardware
-// thread), started here and joined by the destructor. Idle workers block on a condition
-// variable. Calls to RunWorkers from several threads are serialised. Use it to run under
+// thread), started here and joined by the destructor. Between phases a worker spins for at
+// most 50 microseconds, then blocks on a condition variable, so an idle pool uses no CPU.
+// Calls to RunWorkers from several threads are serialised. Use it to run under
 // ThreadSanitizer (Debian's oneTBB is not instrumented) or where oneTBB is unwanted.
 EDGEATTN_API std::unique_ptr<Executor> MakeThreadPoolExecutor(std::size_t threads);
 
