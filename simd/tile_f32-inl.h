@@ -85,6 +85,27 @@ HWY_INLINE void StoreTileRow(TileTag d, V v0, V v1, V v2, V v3, float* HWY_RESTR
   memcpy(out, buf, cols * sizeof(float));
 }
 
+// Initial value of accumulator (r, v): zero outside the kRows x kVecs tile, else per `mode`.
+// A template, so that each of the 32 declarations folds to one load or a zero.
+template <size_t r, size_t v, size_t kRows, size_t kVecs>
+HWY_INLINE hn::Vec<TileTag> StartAccumulator(TileTag d, TileInit mode,
+                                             const float* HWY_RESTRICT init,
+                                             const float* HWY_RESTRICT c, size_t ldc,
+                                             size_t cols) {
+  if constexpr (r >= kRows || v >= kVecs) {
+    return hn::Zero(d);
+  } else {
+    const size_t N = hn::Lanes(d);
+    if (mode == TileInit::kRowVector) return hn::LoadU(d, init + v * N);
+    if (mode == TileInit::kZero) return hn::Zero(d);
+    const float* row = c + r * ldc;
+    if ((v + 1) * N <= cols) return hn::LoadU(d, row + v * N);
+    HWY_ALIGN float buf[hn::MaxLanes(TileTag())] = {};
+    if (v * N < cols) memcpy(buf, row + v * N, (cols - v * N) * sizeof(float));
+    return hn::Load(d, buf);
+  }
+}
+
 }  // namespace detail
 
 // kRows <= 8, kVecs <= 4. `b` rows are ldb floats apart and hold kVecs * Lanes readable floats
@@ -99,27 +120,11 @@ HWY_NOINLINE void TileF32(const float* HWY_RESTRICT a, size_t lda, const float* 
   using V = hn::Vec<TileTag>;
   const size_t N = hn::Lanes(d);
 
-  const auto start = [&](size_t r, size_t v) HWY_ATTR -> V {
-    if (r >= kRows || v >= kVecs) return hn::Zero(d);
-    switch (mode) {
-      case TileInit::kRowVector:
-        return hn::LoadU(d, init + v * N);
-      case TileInit::kAccumulate: {
-        float* row = c + r * ldc;
-        if ((v + 1) * N <= cols) return hn::LoadU(d, row + v * N);
-        HWY_ALIGN float buf[hn::MaxLanes(TileTag())] = {};
-        if (v * N < cols) memcpy(buf, row + v * N, (cols - v * N) * sizeof(float));
-        return hn::Load(d, buf);
-      }
-      case TileInit::kZero:
-        break;
-    }
-    return hn::Zero(d);
-  };
-
-#define EDGEATTN_TILE_DECLARE(r)                                    \
-  [[maybe_unused]] V c##r##0 = start(r, 0), c##r##1 = start(r, 1), \
-                     c##r##2 = start(r, 2), c##r##3 = start(r, 3)
+#define EDGEATTN_TILE_START(r, v) \
+  detail::StartAccumulator<r, v, kRows, kVecs>(d, mode, init, c, ldc, cols)
+#define EDGEATTN_TILE_DECLARE(r)                                                            \
+  [[maybe_unused]] V c##r##0 = EDGEATTN_TILE_START(r, 0), c##r##1 = EDGEATTN_TILE_START(r, 1), \
+                     c##r##2 = EDGEATTN_TILE_START(r, 2), c##r##3 = EDGEATTN_TILE_START(r, 3)
   EDGEATTN_TILE_DECLARE(0);
   EDGEATTN_TILE_DECLARE(1);
   EDGEATTN_TILE_DECLARE(2);
@@ -129,6 +134,7 @@ HWY_NOINLINE void TileF32(const float* HWY_RESTRICT a, size_t lda, const float* 
   EDGEATTN_TILE_DECLARE(6);
   EDGEATTN_TILE_DECLARE(7);
 #undef EDGEATTN_TILE_DECLARE
+#undef EDGEATTN_TILE_START
 
 #define EDGEATTN_TILE_FMA(r)                                                 \
   if constexpr (kRows > r) {                                                 \
