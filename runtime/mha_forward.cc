@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "runtime/static_partition.h"
+#include "runtime/parallel_for_items.h"
 #include "simd/attention.h"
 #include "simd/gemm_f32.h"
 #include "simd/gemm_i8.h"

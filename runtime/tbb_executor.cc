@@ -29,7 +29,7 @@ class TbbExecutor final : public Executor {
           [&](const tbb::blocked_range<std::size_t>& range) {
             for (std::size_t w = range.begin(); w != range.end(); ++w) fn(w);
           },
-          tbb::static_partitioner());
+          tbb::static_partitioner());  // one worker index per slot
     });
   }
 
