@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "hwy/highway.h"
+#include "simd/partial_vector-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace edgeattn {
@@ -25,13 +26,8 @@ HWY_INLINE void StoreRowScaledF32(const float* HWY_RESTRICT src, size_t n, float
   const hn::CappedTag<float, 16> d;
   const size_t N = hn::Lanes(d);
   const auto vscale = hn::Set(d, scale);
-  size_t i = 0;
-  for (; i + N <= n; i += N) hn::StoreU(hn::Mul(hn::LoadU(d, src + i), vscale), d, dst + i);
-  if (i < n) {
-    HWY_ALIGN float buf[hn::MaxLanes(hn::CappedTag<float, 16>())] = {};
-    memcpy(buf, src + i, (n - i) * sizeof(float));
-    hn::Store(hn::Mul(hn::Load(d, buf), vscale), d, buf);
-    memcpy(dst + i, buf, (n - i) * sizeof(float));
+  for (size_t i = 0; i < n; i += N) {
+    StorePartial(d, hn::Mul(LoadPartial(d, src + i, n - i), vscale), dst + i, n - i);
   }
 }
 

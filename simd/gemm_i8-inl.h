@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "hwy/highway.h"
+#include "simd/partial_vector-inl.h"
 #include "simd/gemm_i8.h"
 #include "simd/quantize.h"
 
@@ -84,14 +85,7 @@ template <class DF, class VF>
 HWY_INLINE void StoreDequantized(DF df, VF f, const GemmI8WeightsView& w, size_t col, size_t cols,
                                  float* HWY_RESTRICT c) {
   const auto bias = w.bias != nullptr ? hn::LoadU(df, w.bias + col) : hn::Zero(df);
-  const auto y = hn::MulAdd(f, hn::LoadU(df, w.scales + col), bias);
-  if (cols >= hn::Lanes(df)) {
-    hn::StoreU(y, df, c);
-    return;
-  }
-  HWY_ALIGN float buf[hn::MaxLanes(DF())];
-  hn::Store(y, df, buf);
-  memcpy(c, buf, cols * sizeof(float));
+  StorePartial(df, hn::MulAdd(f, hn::LoadU(df, w.scales + col), bias), c, cols);
 }
 
 #if EDGEATTN_I8_VNNI
@@ -284,14 +278,9 @@ HWY_INLINE void AddOutliers(const QuantizedRowsView& a, size_t row_begin, size_t
         const auto weight = hn::ShiftRightSame(hn::ShiftLeftSame(lanes, shift), 24);
         const auto dequantized =
             hn::Mul(hn::ConvertTo(df, weight), hn::LoadU(df, w.scales + col0 + j));
-        if (j + N <= cols) {
-          hn::StoreU(hn::MulAdd(value, dequantized, hn::LoadU(df, out + j)), df, out + j);
-          continue;
-        }
-        HWY_ALIGN float buf[hn::MaxLanes(df)] = {};
-        memcpy(buf, out + j, (cols - j) * sizeof(float));
-        hn::Store(hn::MulAdd(value, dequantized, hn::Load(df, buf)), df, buf);
-        memcpy(out + j, buf, (cols - j) * sizeof(float));
+        const size_t count = HWY_MIN(N, cols - j);
+        StorePartial(df, hn::MulAdd(value, dequantized, LoadPartial(df, out + j, count)),
+                     out + j, count);
       }
     }
   }

@@ -14,6 +14,7 @@
 #include <limits>
 
 #include "hwy/highway.h"
+#include "simd/partial_vector-inl.h"
 #include "simd/quantize.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -26,11 +27,7 @@ using QuantTag = hn::CappedTag<float, 16>;
 
 // Loads x[i, i + lanes) or, at the end of a block, its remaining n - i values and zeros.
 HWY_INLINE hn::Vec<QuantTag> LoadBlockPart(const float* HWY_RESTRICT x, size_t i, size_t n) {
-  const QuantTag d;
-  if (i + hn::Lanes(d) <= n) return hn::LoadU(d, x + i);
-  HWY_ALIGN float buf[hn::MaxLanes(QuantTag())] = {};
-  memcpy(buf, x + i, (n - i) * sizeof(float));
-  return hn::Load(d, buf);
+  return LoadPartial(QuantTag(), x + i, n - i);
 }
 
 // Finds the row's outliers (see quantize.h), largest first; returns how many.
@@ -133,14 +130,8 @@ HWY_INLINE void QuantizeRowsI8Impl(const float* HWY_RESTRICT x, size_t ldx, size
       const auto inv = hn::Set(d, inv_scalar);
       for (size_t i = 0; i < n; i += N) {
         const auto v = hn::NearestInt(hn::Mul(LoadBlockPart(row + begin, i, n), inv));
-        const auto q8 = hn::DemoteTo(d8, v);  // |v| <= 127: no saturation happens
-        if (i + N <= n) {
-          hn::StoreU(q8, d8, qrow + begin + i);
-        } else {
-          HWY_ALIGN int8_t buf[hn::MaxLanes(QuantTag())];
-          hn::Store(q8, d8, buf);
-          memcpy(qrow + begin + i, buf, n - i);
-        }
+        // |v| <= 127: the saturating demotion never saturates.
+        StorePartial(d8, hn::DemoteTo(d8, v), qrow + begin + i, n - i);
       }
       if (has_outlier) {
         for (uint32_t i = 0; i < count; ++i) {

@@ -16,6 +16,7 @@
 
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
+#include "simd/partial_vector-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace edgeattn {
@@ -25,26 +26,17 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 using RowTag = hn::CappedTag<float, 16>;
 
-// Calls body(vector, count) over x[0, n): full vectors in place, then the tail through a
-// zero-filled buffer (x need not be padded, and a tail store must not write past n).
-// body returns the vector to store back, or the input unchanged for read-only passes.
+// Calls body(vector, count) over x[0, n), count being the valid lanes (fewer at the tail, whose
+// other lanes are zero). x need not be padded. body returns the vector to store back (kWrite),
+// or the input unchanged for read-only passes.
 template <bool kWrite, class Body>
 HWY_INLINE void ForEachVector(float* HWY_RESTRICT x, size_t n, const Body& body) {
   const RowTag d;
   const size_t N = hn::Lanes(d);
-  size_t i = 0;
-  for (; i + N <= n; i += N) {
-    const auto v = body(hn::LoadU(d, x + i), N);
-    if constexpr (kWrite) hn::StoreU(v, d, x + i);
-  }
-  if (i < n) {
-    HWY_ALIGN float buf[hn::MaxLanes(RowTag())] = {};
-    memcpy(buf, x + i, (n - i) * sizeof(float));
-    const auto v = body(hn::Load(d, buf), n - i);
-    if constexpr (kWrite) {
-      hn::Store(v, d, buf);
-      memcpy(x + i, buf, (n - i) * sizeof(float));
-    }
+  for (size_t i = 0; i < n; i += N) {
+    const size_t count = HWY_MIN(N, n - i);
+    const auto v = body(LoadPartial(d, x + i, count), count);
+    if constexpr (kWrite) StorePartial(d, v, x + i, count);
   }
 }
 

@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "hwy/highway.h"
+#include "simd/partial_vector-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace edgeattn {
@@ -68,21 +69,13 @@ namespace detail {
 template <size_t kVecs, class V>
 HWY_INLINE void StoreTileRow(TileTag d, V v0, V v1, V v2, V v3, float* HWY_RESTRICT out,
                              size_t cols) {
+  // Never touch memory past `cols`: it may belong to another thread's tile.
   const size_t N = hn::Lanes(d);
-  if (cols == kVecs * N) {
-    hn::StoreU(v0, d, out);
-    if constexpr (kVecs > 1) hn::StoreU(v1, d, out + N);
-    if constexpr (kVecs > 2) hn::StoreU(v2, d, out + 2 * N);
-    if constexpr (kVecs > 3) hn::StoreU(v3, d, out + 3 * N);
-    return;
-  }
-  // Partial tile: never touch memory past `cols`, which may belong to another thread's tile.
-  HWY_ALIGN float buf[4 * hn::MaxLanes(TileTag())];
-  hn::Store(v0, d, buf);
-  if constexpr (kVecs > 1) hn::Store(v1, d, buf + N);
-  if constexpr (kVecs > 2) hn::Store(v2, d, buf + 2 * N);
-  if constexpr (kVecs > 3) hn::Store(v3, d, buf + 3 * N);
-  memcpy(out, buf, cols * sizeof(float));
+  const auto rest = [&](size_t v) { return cols > v * N ? cols - v * N : 0; };
+  StorePartial(d, v0, out, rest(0));
+  if constexpr (kVecs > 1) StorePartial(d, v1, out + N, rest(1));
+  if constexpr (kVecs > 2) StorePartial(d, v2, out + 2 * N, rest(2));
+  if constexpr (kVecs > 3) StorePartial(d, v3, out + 3 * N, rest(3));
 }
 
 // Initial value of accumulator (r, v): zero outside the kRows x kVecs tile, else per `mode`.
@@ -98,11 +91,7 @@ HWY_INLINE hn::Vec<TileTag> StartAccumulator(TileTag d, TileInit mode,
     const size_t N = hn::Lanes(d);
     if (mode == TileInit::kRowVector) return hn::LoadU(d, init + v * N);
     if (mode == TileInit::kZero) return hn::Zero(d);
-    const float* row = c + r * ldc;
-    if ((v + 1) * N <= cols) return hn::LoadU(d, row + v * N);
-    HWY_ALIGN float buf[hn::MaxLanes(TileTag())] = {};
-    if (v * N < cols) memcpy(buf, row + v * N, (cols - v * N) * sizeof(float));
-    return hn::Load(d, buf);
+    return LoadPartial(d, c + r * ldc + v * N, cols > v * N ? cols - v * N : 0);
   }
 }
 

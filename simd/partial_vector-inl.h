@@ -1,0 +1,51 @@
+// Loads and stores of the first `count` lanes of a vector, touching no memory past them.
+// Highway 1.0.3 has no LoadN/StoreN, and its MaskedLoad/BlendedStore may access whole vectors:
+// past the end of a buffer, or over columns another thread is writing. Kernels use these for
+// row tails, which are short and rare, through a small aligned buffer.
+
+#if defined(EDGEATTN_SIMD_PARTIAL_VECTOR_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef EDGEATTN_SIMD_PARTIAL_VECTOR_INL_H_
+#undef EDGEATTN_SIMD_PARTIAL_VECTOR_INL_H_
+#else
+#define EDGEATTN_SIMD_PARTIAL_VECTOR_INL_H_
+#endif
+
+#include <stddef.h>
+#include <string.h>
+
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace edgeattn {
+namespace simd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// p[0, count) in the first lanes, zeros after; count <= Lanes(d).
+template <class D>
+HWY_INLINE hn::VFromD<D> LoadPartial(D d, const hn::TFromD<D>* HWY_RESTRICT p, size_t count) {
+  if (count >= hn::Lanes(d)) return hn::LoadU(d, p);
+  HWY_ALIGN hn::TFromD<D> buf[hn::MaxLanes(D())] = {};
+  if (count > 0) memcpy(buf, p, count * sizeof(hn::TFromD<D>));
+  return hn::Load(d, buf);
+}
+
+// Writes the first min(count, Lanes(d)) lanes of v to p.
+template <class D>
+HWY_INLINE void StorePartial(D d, hn::VFromD<D> v, hn::TFromD<D>* HWY_RESTRICT p, size_t count) {
+  if (count >= hn::Lanes(d)) {
+    hn::StoreU(v, d, p);
+    return;
+  }
+  HWY_ALIGN hn::TFromD<D> buf[hn::MaxLanes(D())];
+  hn::Store(v, d, buf);
+  if (count > 0) memcpy(p, buf, count * sizeof(hn::TFromD<D>));
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace simd
+}  // namespace edgeattn
+HWY_AFTER_NAMESPACE();
+
+#endif  // EDGEATTN_SIMD_PARTIAL_VECTOR_INL_H_
