@@ -33,7 +33,6 @@ FloatSpan Span(const std::vector<float>& v) {
 struct MultiheadAttention::Impl {
   Config config;
   MhaProjections projections;
-  std::vector<float> in_bias, out_bias;  // int8 only: kept for SaveInt8
 
   // int8 operator from per-channel quantized weights: in_q [3d x d], out_q [d x d].
   void BuildInt8(const std::int8_t* in_q, const float* in_scale, const float* in_b,
@@ -47,8 +46,6 @@ struct MultiheadAttention::Impl {
     projections.v8 = PackedProjectionI8(in_q + 2 * d * d, in_scale + 2 * d,
                                         OffsetOrNull(in_b, 2 * d), d, d, block);
     projections.out8 = PackedProjectionI8(out_q, out_scale, out_b, d, d, block);
-    if (in_b != nullptr) in_bias.assign(in_b, in_b + 3 * d);
-    if (out_b != nullptr) out_bias.assign(out_b, out_b + d);
   }
 };
 
@@ -146,22 +143,26 @@ void MultiheadAttention::SaveInt8(const std::string& path) const {
     throw Error("SaveInt8: expected an operator built with Precision::kInt8, got fp32");
   }
   const std::size_t d = impl.config.d_model;
+  // Everything is read back from the packed projections: values, scales and biases.
   std::vector<std::int8_t> in_q;
-  std::vector<float> in_scale;
+  std::vector<float> in_scale, in_bias;
   for (const PackedProjectionI8* p : {&impl.projections.q8, &impl.projections.k8,
                                       &impl.projections.v8}) {
     const std::vector<std::int8_t> values = p->UnpackValues();
     in_q.insert(in_q.end(), values.begin(), values.end());
     in_scale.insert(in_scale.end(), p->view().scales, p->view().scales + d);
+    const float* bias = p->view().bias;
+    if (bias != nullptr) in_bias.insert(in_bias.end(), bias, bias + d);
   }
+  const float* out_bias = impl.projections.out8.view().bias;
   const std::vector<std::int8_t> out_q = impl.projections.out8.UnpackValues();
   SafetensorsWriter writer;
   writer.Add(kInWeightQ, DType::kI8, {3 * d, d}, in_q.data());
   writer.Add(kInWeightScale, DType::kF32, {3 * d}, in_scale.data());
   writer.Add(kOutWeightQ, DType::kI8, {d, d}, out_q.data());
   writer.Add(kOutWeightScale, DType::kF32, {d}, impl.projections.out8.view().scales);
-  if (!impl.in_bias.empty()) writer.Add("in_proj_bias", DType::kF32, {3 * d}, impl.in_bias.data());
-  if (!impl.out_bias.empty()) writer.Add("out_proj.bias", DType::kF32, {d}, impl.out_bias.data());
+  if (!in_bias.empty()) writer.Add("in_proj_bias", DType::kF32, {3 * d}, in_bias.data());
+  if (out_bias != nullptr) writer.Add("out_proj.bias", DType::kF32, {d}, out_bias);
   writer.SetMetadata("format", kFormat);
   writer.SetMetadata("num_heads", std::to_string(impl.config.num_heads));
   writer.SetMetadata("d_model", std::to_string(d));

@@ -32,16 +32,16 @@ namespace HWY_NAMESPACE {
 HWY_INLINE void AttentionHeadF32Impl(const AttentionHeadArgs& args, size_t q_begin,
                                      size_t q_end, float* HWY_RESTRICT scratch) {
   constexpr float kInf = std::numeric_limits<float>::infinity();
-  constexpr size_t kMaxRows = 8;
+  constexpr size_t kMaxRows = kAttentionMaxBlockRows;
   const size_t dk = args.dk;
   const size_t ldv = AttentionValuesStride(dk);
-  const size_t rows_per_block = MaxTileShape().rows;
+  const size_t rows_per_block = HWY_MIN(MaxTileShape().rows, kMaxRows);
 
   // Scratch layout; every part starts on a 64-byte boundary (AttentionScratchSize).
   const size_t ldq_block = hwy::RoundUpTo(dk, 16);
-  float* HWY_RESTRICT q_block = scratch;                     // kMaxRows x ldq_block
-  float* HWY_RESTRICT scores = q_block + kMaxRows * ldq_block;  // kMaxRows x kAttentionKeyTile
-  float* HWY_RESTRICT acc = scores + kMaxRows * kAttentionKeyTile;  // kMaxRows x ldv
+  float* HWY_RESTRICT q_block = scratch;                            // kMaxRows x ldq_block
+  float* HWY_RESTRICT scores = q_block + kMaxRows * ldq_block;       // kMaxRows x key tile
+  float* HWY_RESTRICT acc = scores + kMaxRows * kAttentionKeyTile;   // kMaxRows x ldv
   float row_max[kMaxRows];
   float row_sum[kMaxRows];
   bool row_bad[kMaxRows];

@@ -37,8 +37,8 @@ void PackAttentionKeysValues(const float* k, size_t ldk, const float* v, size_t 
 }
 
 size_t AttentionScratchSize(size_t dk) {
-  constexpr size_t kMaxRows = 8;
-  return kMaxRows * (RoundUp(dk, 16) + kAttentionKeyTile + AttentionValuesStride(dk));
+  return kAttentionMaxBlockRows *
+         (RoundUp(dk, 16) + kAttentionKeyTile + AttentionValuesStride(dk));
 }
 
 void AttentionHeadF32(const AttentionHeadArgs& args, size_t q_begin, size_t q_end,

@@ -14,6 +14,9 @@ namespace simd {
 // 256 keys.
 inline constexpr size_t kAttentionKeyTile = 256;
 
+// Query rows processed together: at most the tile kernel's 8 rows. Scratch is sized for this.
+inline constexpr size_t kAttentionMaxBlockRows = 8;
+
 // Row stride of the packed values (dk rounded up to the widest vector).
 size_t AttentionValuesStride(size_t dk);
 size_t AttentionPackedKeysSize(size_t lk, size_t dk);
