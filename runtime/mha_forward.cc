@@ -130,8 +130,9 @@ void MhaForward(const MhaProjections& weights, const MhaShape& shape, const floa
                        layout.Add(rows), layout.Add(outliers), layout.Add(outliers)};
   };
   const auto xq8_at = add_quantized(rows_q);
-  const auto xk8_at = add_quantized(rows_k);
-  const auto xv8_at = add_quantized(rows_k);
+  // Inputs equal to an earlier one (self-attention, key = value) share its quantized rows.
+  const auto xk8_at = add_quantized(xk == xq ? 0 : rows_k);
+  const auto xv8_at = add_quantized(xv == xq || xv == xk ? 0 : rows_k);
   const auto concat8_at = add_quantized(rows_q);
   float* base = workspace.Reserve(layout.total());
   float* q = base + q_at;

@@ -2,7 +2,6 @@
 #include <cmath>
 #include <algorithm>
 #include <cstring>
-#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -117,27 +116,6 @@ TEST(MhaForwardTest, NoBiasMatchesZeroBias) {
   without.Forward(context, {x.data(), 1, 5, 16}, {a.data(), 1, 5, 16});
   zeros.Forward(context, {x.data(), 1, 5, 16}, {b.data(), 1, 5, 16});
   EXPECT_EQ(a, b);
-}
-
-TEST(MhaForwardTest, OneOperatorManyCallerThreads) {
-  const Model model(48, 6, 21);
-  const MultiheadAttention mha(model.config, model.view());
-  const std::vector<float> x = RandomNormal(40 * 48, 22);
-  std::vector<float> expected(x.size());
-  Context context(1);
-  mha.Forward(context, {x.data(), 1, 40, 48}, {expected.data(), 1, 40, 48});
-  std::vector<std::vector<float>> outs(8, std::vector<float>(x.size()));
-  std::vector<std::thread> callers;
-  for (std::size_t t = 0; t < outs.size(); ++t) {
-    callers.emplace_back([&, t] {
-      Context own(t % 2 + 1);
-      for (int rep = 0; rep < 5; ++rep) {
-        mha.Forward(own, {x.data(), 1, 40, 48}, {outs[t].data(), 1, 40, 48});
-      }
-    });
-  }
-  for (std::thread& caller : callers) caller.join();
-  for (const std::vector<float>& out : outs) EXPECT_EQ(out, expected);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -79,26 +80,38 @@ TEST(SchedulerTest, ExecutorsRunEveryWorkerOnce) {
   EXPECT_GE(MakeThreadPoolExecutor(0)->workers(), 1u);
 }
 
-TEST(ThreadPoolTest, ManyCallersShareOneThreadPool) {
-  const RandomModel model(64, 4, 3);
+// 8 application threads share one operator, each calling forward with its own context from
+// make_context(caller); every output equals the single-threaded one.
+template <class MakeContext>
+void ExpectCallersAgree(const MakeContext& make_context) {
+  const RandomModel model(48, 6, 21);
   const MultiheadAttention mha(model.config, model.view());
-  const std::vector<float> x = RandomActivations(33 * 64, 4);
+  const std::vector<float> x = RandomActivations(40 * 48, 22);
   std::vector<float> expected(x.size());
   Context serial(1);
-  mha.Forward(serial, {x.data(), 1, 33, 64}, {expected.data(), 1, 33, 64});
-  const auto pool = MakeThreadPoolExecutor(2);
+  mha.Forward(serial, {x.data(), 1, 40, 48}, {expected.data(), 1, 40, 48});
   std::vector<std::vector<float>> outs(8, std::vector<float>(x.size()));
   std::vector<std::thread> callers;
   for (std::size_t t = 0; t < outs.size(); ++t) {
     callers.emplace_back([&, t] {
-      Context context(*pool);  // one context per caller; the executor serialises their phases
-      for (int rep = 0; rep < 10; ++rep) {
-        mha.Forward(context, {x.data(), 1, 33, 64}, {outs[t].data(), 1, 33, 64});
+      const std::unique_ptr<Context> context = make_context(t);
+      for (int rep = 0; rep < 5; ++rep) {
+        mha.Forward(*context, {x.data(), 1, 40, 48}, {outs[t].data(), 1, 40, 48});
       }
     });
   }
-  for (std::thread& c : callers) c.join();
+  for (std::thread& caller : callers) caller.join();
   for (const auto& out : outs) EXPECT_EQ(out, expected);
+}
+
+TEST(SchedulerTest, ManyCallersWithOwnOneTbbContexts) {
+  ExpectCallersAgree([](std::size_t caller) { return std::make_unique<Context>(caller % 2 + 1); });
+}
+
+TEST(ThreadPoolTest, ManyCallersShareOneThreadPool) {
+  const auto pool = MakeThreadPoolExecutor(2);
+  // One context per caller on one pool: the executor serialises their phases.
+  ExpectCallersAgree([&](std::size_t) { return std::make_unique<Context>(*pool); });
 }
 
 double ProcessCpuSeconds() {
