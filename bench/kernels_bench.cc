@@ -104,7 +104,7 @@ void BM_AttentionHead(benchmark::State& state) {
   auto keys = hwy::AllocateAligned<float>(simd::AttentionPackedKeysSize(l, dk));
   auto values = hwy::AllocateAligned<float>(simd::AttentionPackedValuesSize(l, dk));
   auto scratch = hwy::AllocateAligned<float>(simd::AttentionScratchSize(dk));
-  simd::PackAttentionKeysValues(k.data(), dk, v.data(), dk, l, dk, keys.get(), values.get());
+  simd::PackAttentionKeysValues(k.data(), dk, v.data(), dk, 0, l, dk, keys.get(), values.get());
   std::vector<float> out(l * dk);
   const simd::AttentionHeadArgs args{q.data(), dk, keys.get(), values.get(), l, dk,
                                      1.0f / std::sqrt(float(dk)), out.data(), dk};

@@ -172,7 +172,7 @@ void MhaForward(const MhaProjections& weights, const MhaShape& shape, const floa
     const std::size_t b = bh / shape.heads;
     const std::size_t h = bh % shape.heads;
     const std::size_t offset = b * shape.lk * d + h * dk;
-    simd::PackAttentionKeysValues(k + offset, d, v + offset, d, shape.lk, dk,
+    simd::PackAttentionKeysValues(k + offset, d, v + offset, d, 0, shape.lk, dk,
                                   keys + bh * keys_size, values + bh * values_size);
   });
 

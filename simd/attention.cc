@@ -26,13 +26,29 @@ size_t AttentionPackedValuesSize(size_t lk, size_t dk) {
   return lk * AttentionValuesStride(dk);
 }
 
-void PackAttentionKeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t lk,
-                             size_t dk, float* keys, float* values) {
-  PackGemmWeights(k, ldk, lk, dk, keys);
+void PackAttentionKeysValues(const float* k, size_t ldk, const float* v, size_t ldv,
+                             size_t first, size_t count, size_t dk, float* keys, float* values) {
+  for (size_t t = 0; t < count; ++t) {
+    const size_t key = first + t;
+    float* panel = keys + (key / kGemmPanelWidth) * dk * kGemmPanelWidth;
+    const size_t lane = key % kGemmPanelWidth;
+    for (size_t c = 0; c < dk; ++c) panel[c * kGemmPanelWidth + lane] = k[t * ldk + c];
+  }
+  // Lanes past the last key are computed (not stored) by the tile kernel: keep them zero so
+  // that no stale or uninitialised value is ever read.
+  const size_t end = first + count;
+  if (end % kGemmPanelWidth != 0) {
+    float* panel = keys + (end / kGemmPanelWidth) * dk * kGemmPanelWidth;
+    for (size_t c = 0; c < dk; ++c) {
+      memset(panel + c * kGemmPanelWidth + end % kGemmPanelWidth, 0,
+             (kGemmPanelWidth - end % kGemmPanelWidth) * sizeof(float));
+    }
+  }
   const size_t ldvp = AttentionValuesStride(dk);
-  for (size_t t = 0; t < lk; ++t) {
-    memcpy(values + t * ldvp, v + t * ldv, dk * sizeof(float));
-    memset(values + t * ldvp + dk, 0, (ldvp - dk) * sizeof(float));
+  for (size_t t = 0; t < count; ++t) {
+    float* row = values + (first + t) * ldvp;
+    memcpy(row, v + t * ldv, dk * sizeof(float));
+    memset(row + dk, 0, (ldvp - dk) * sizeof(float));
   }
 }
 

@@ -22,13 +22,15 @@ size_t AttentionValuesStride(size_t dk);
 size_t AttentionPackedKeysSize(size_t lk, size_t dk);
 size_t AttentionPackedValuesSize(size_t lk, size_t dk);
 
-// Packs one head's keys K [lk x dk] (row stride ldk) and values V (row stride ldv). Scores are
-// Q K^T, a GEMM with K in the place of a weight matrix, so keys take the weight panel layout
-// (PackGemmWeights): each 64-key panel is dk contiguous rows of 64, which the tile kernel
-// streams without the cache-set conflicts that a long-strided K^T would cause. Values become
-// [lk x AttentionValuesStride(dk)], zero-padded. Buffers hold the sizes above.
-void PackAttentionKeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t lk,
-                             size_t dk, float* keys, float* values);
+// Packs keys K [count x dk] (row stride ldk) and values V (row stride ldv) of one head as key
+// positions [first, first + count) of its packed buffers, so that a KV cache can append to
+// them. Scores are Q K^T, a GEMM with K in the place of a weight matrix, so keys take the
+// weight panel layout (PackGemmWeights): each 64-key panel is dk contiguous rows of 64, which
+// the tile kernel streams without the cache-set conflicts that a long-strided K^T would cause;
+// lanes of the last panel past the last key are zeroed. Values become rows of
+// AttentionValuesStride(dk), zero-padded. Buffers hold the sizes above for the final length.
+void PackAttentionKeysValues(const float* k, size_t ldk, const float* v, size_t ldv,
+                             size_t first, size_t count, size_t dk, float* keys, float* values);
 
 // Floats of per-thread scratch the core needs for a head of width dk (64-byte aligned).
 size_t AttentionScratchSize(size_t dk);
@@ -43,10 +45,22 @@ struct AttentionHeadArgs {
   float scale;          // applied to Q K^T, usually 1 / sqrt(dk)
   float* out;           // [lq x dk] this head's columns of the concat buffer, row stride ldo
   size_t ldo;
+
+  // Masks, all off by default. Each adds to the scaled scores; -inf removes a key.
+  const float* mask = nullptr;      // [lq x lk] additive, row stride ld_mask
+  size_t ld_mask = 0;
+  const float* key_bias = nullptr;  // [lk] additive, the same for every row (key padding)
+  bool causal = false;              // row i sees keys j <= i + causal_offset only
+  size_t causal_offset = 0;
+  // Optional: the softmax probabilities [lq x lk], row stride ldw (need_weights).
+  float* weights = nullptr;
+  size_t ldw = 0;
 };
 
 // Computes query rows [q_begin, q_end) of one head. A row whose scores hold NaN or +inf is
-// written as NaN. Rows are independent: any split of the query rows between threads gives
+// written as NaN; a row whose every key is masked is written as zeros (its weights too). Key
+// tiles that the masks remove for every row of a block cost nothing: with `causal`, the upper
+// triangle is never computed. Rows are independent: any split of the query rows between threads gives
 // bit-identical results.
 void AttentionHeadF32(const AttentionHeadArgs& args, size_t q_begin, size_t q_end,
                       float* scratch);

@@ -1,5 +1,6 @@
 // The attention core on every compiled target against a double-precision softmax(Q K^T) V.
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -38,18 +39,37 @@ struct Head {
     scratch = hwy::AllocateAligned<float>(simd::AttentionScratchSize(dk));
   }
 
+  // Packs the keys and values in pieces (as a KV cache appends them) into buffers full of NaN:
+  // no stale lane may reach a result.
+  void Pack() {
+    std::fill_n(keys.get(), simd::AttentionPackedKeysSize(lk, dk), NAN);
+    std::fill_n(values.get(), simd::AttentionPackedValuesSize(lk, dk), NAN);
+    for (size_t first = 0; first < lk;) {
+      const size_t count = std::min(lk - first, first % 3 == 0 ? size_t{70} : size_t{1});
+      simd::PackAttentionKeysValues(k.data() + first * ld, ld, v.data() + first * ld, ld, first,
+                                    count, dk, keys.get(), values.get());
+      first += count;
+    }
+  }
+
+  simd::AttentionHeadArgs Args(float* out) const {
+    return {q.data(), ld, keys.get(), values.get(), lk, dk, Scale(), out, ld};
+  }
+
   std::vector<float> Run(const std::vector<size_t>& cuts) {
-    simd::PackAttentionKeysValues(k.data(), ld, v.data(), ld, lk, dk, keys.get(), values.get());
     std::vector<float> out(lq * ld, -3.0f);
-    const simd::AttentionHeadArgs args{q.data(), ld, keys.get(), values.get(), lk, dk,
-                                       Scale(), out.data(), ld};
+    RunArgs(Args(out.data()), cuts);
+    return out;
+  }
+
+  void RunArgs(const simd::AttentionHeadArgs& args, const std::vector<size_t>& cuts) {
+    Pack();
     size_t begin = 0;
     for (size_t end : cuts) {
       simd::AttentionHeadF32(args, begin, end, scratch.get());
       begin = end;
     }
     simd::AttentionHeadF32(args, begin, lq, scratch.get());
-    return out;
   }
   float Scale() const { return 1.0f / std::sqrt(float(dk)); }
 };
@@ -137,6 +157,116 @@ void TestAttentionNonFinite() {
   }
 }
 
+// Masked attention and its weights against a double-precision softmax(Q K^T * scale + masks) V:
+// an additive mask with -inf holes and whole masked tiles, key padding, causal limits with an
+// offset (as a KV cache uses), and rows with every key masked.
+void TestAttentionMasks() {
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  uint32_t seed = 5000;
+  for (size_t dk : {3, 17, 64}) {
+    for (size_t lk : {1, 17, 300, 513}) {
+      for (size_t lq : {1, 9, 33}) {
+        for (int variant = 0; variant < 4; ++variant) {
+          Head head(lq, lk, dk, seed);
+          seed += 3;
+          const bool use_mask = variant != 1, use_bias = variant != 2;
+          const bool causal = variant >= 2;
+          const size_t offset = variant == 3 ? lk / 2 : 0;
+          // Additive mask: N(0, 1) values, -inf holes, and every row of row 2 masked.
+          std::vector<float> mask = testing_support::RandomNormal(lq * (lk + 1), seed);
+          for (size_t i = 0; i < mask.size(); ++i) {
+            if (i % 7 == 3 || i / (lk + 1) == 2) mask[i] = kNegInf;
+          }
+          // Key padding: every other key of the first 256 (a whole tile when lk > 256).
+          std::vector<float> key_bias(lk, 0.0f);
+          for (size_t j = 0; j < lk; ++j) {
+            if (j % 2 == 1 || (lk > 256 && j < 256)) key_bias[j] = kNegInf;
+          }
+          const size_t ldw = lk + 2;
+          std::vector<float> out(lq * head.ld, -3.0f), weights(lq * ldw, -3.0f);
+          simd::AttentionHeadArgs args = head.Args(out.data());
+          if (use_mask) {
+            args.mask = mask.data();
+            args.ld_mask = lk + 1;
+          }
+          if (use_bias) args.key_bias = key_bias.data();
+          args.causal = causal;
+          args.causal_offset = offset;
+          args.weights = weights.data();
+          args.ldw = ldw;
+          head.RunArgs(args, {lq / 3});
+
+          const double scale = head.Scale();
+          std::vector<double> p(lk);
+          for (size_t i = 0; i < lq; ++i) {
+            double max = -INFINITY, score_err = 0.0;
+            for (size_t j = 0; j < lk; ++j) {
+              double dot = 0.0, abs_dot = 0.0;
+              for (size_t c = 0; c < dk; ++c) {
+                const double t = double(head.q[i * head.ld + c]) * head.k[j * head.ld + c];
+                dot += t;
+                abs_dot += std::fabs(t);
+              }
+              p[j] = dot * scale;
+              if (use_mask) p[j] += mask[i * (lk + 1) + j];
+              if (use_bias) p[j] += key_bias[j];
+              if (causal && j > i + offset) p[j] = -INFINITY;
+              score_err = std::fmax(score_err, ((dk + 4) * abs_dot * scale + 16.0) * kFloatEps);
+              max = std::fmax(max, p[j]);
+            }
+            double sum = 0.0;
+            for (size_t j = 0; j < lk; ++j) sum += (p[j] = max == -INFINITY ? 0.0 : std::exp(p[j] - max));
+            for (size_t j = 0; j < lk + 2; ++j) {
+              const float got = weights[i * ldw + j];
+              if (j >= lk) {
+                ASSERT_EQ(got, -3.0f) << "wrote outside the row's weights";
+              } else if (sum == 0.0) {
+                ASSERT_EQ(got, 0.0f) << "fully masked row " << i;
+              } else {
+                ASSERT_NEAR(got, p[j] / sum, 4.0 * score_err * p[j] / sum + 4 * kFloatEps)
+                    << "dk=" << dk << " lk=" << lk << " lq=" << lq << " variant " << variant
+                    << " weight " << i << "," << j;
+              }
+            }
+            for (size_t c = 0; c < dk; ++c) {
+              const float got = out[i * head.ld + c];
+              if (sum == 0.0) {
+                ASSERT_EQ(got, 0.0f) << "fully masked row " << i;
+                continue;
+              }
+              double ref = 0.0, abs_ref = 0.0;
+              for (size_t j = 0; j < lk; ++j) {
+                ref += p[j] * head.v[j * head.ld + c];
+                abs_ref += p[j] * std::fabs(head.v[j * head.ld + c]);
+              }
+              const double tol = 2.0 * abs_ref / sum * (2.0 * score_err + (lk + 2) * kFloatEps);
+              ASSERT_NEAR(got, ref / sum, tol + 1e-30)
+                  << "dk=" << dk << " lk=" << lk << " lq=" << lq << " variant " << variant
+                  << " row " << i << " col " << c;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// The masked-out upper triangle is never computed: keys past a causal row's limit may hold
+// NaN without reaching any result.
+void TestAttentionCausalSkipsMaskedKeys() {
+  for (size_t lk : {20, 300, 700}) {
+    Head head(20, lk, 8, 91);
+    std::vector<float> out(head.lq * head.ld), with_nan(head.lq * head.ld);
+    simd::AttentionHeadArgs args = head.Args(out.data());
+    args.causal = true;
+    head.RunArgs(args, {});
+    for (size_t j = head.lq; j < lk; ++j) head.k[j * head.ld] = NAN;
+    args.out = with_nan.data();
+    head.RunArgs(args, {});
+    ASSERT_EQ(0, std::memcmp(out.data(), with_nan.data(), out.size() * sizeof(float)));
+  }
+}
+
 }  // namespace
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
@@ -148,6 +278,8 @@ namespace edgeattn {
 HWY_BEFORE_TEST(AttentionTest);
 HWY_EXPORT_AND_TEST_P(AttentionTest, TestAttentionMatchesScalar);
 HWY_EXPORT_AND_TEST_P(AttentionTest, TestAttentionNonFinite);
+HWY_EXPORT_AND_TEST_P(AttentionTest, TestAttentionMasks);
+HWY_EXPORT_AND_TEST_P(AttentionTest, TestAttentionCausalSkipsMaskedKeys);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(AttentionTest);
 }  // namespace edgeattn
 #endif
