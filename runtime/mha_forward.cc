@@ -1,123 +1,59 @@
 #include "runtime/mha_forward.h"
 
 #include <cmath>
+#include <cstring>
+#include <limits>
 
+#include "runtime/forward_jobs.h"
 #include "runtime/parallel_for_items.h"
 #include "simd/attention.h"
-#include "simd/gemm_f32.h"
-#include "simd/gemm_i8.h"
 #include "simd/quantize.h"
 
 namespace edgeattn {
 namespace {
 
-// Rows of activations per GEMM or quantization work item, and query rows per attention work
-// item: small enough that 2-8 workers get balanced shares on the contract shapes, large enough
-// that an item amortises re-reading its weight panel or its head's packed keys.
-constexpr std::size_t kRowChunk = 64;
+// Query rows per attention work item: a multiple of the core's row block, large enough that an
+// item amortises streaming its head's packed keys and values.
 constexpr std::size_t kQueryChunk = 64;
-
-std::size_t DivCeil(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
-std::size_t Min(std::size_t a, std::size_t b) { return a < b ? a : b; }
-
-// Activations quantized to int8 for the int8 projections, with their float outliers.
-struct QuantizedRows {
-  std::int8_t* q;
-  float* scales;
-  std::uint32_t* outlier_count;
-  std::uint32_t* outlier_channel;
-  float* outlier_value;
-  simd::QuantizedRowsView view() const {
-    return {q, scales, outlier_count, outlier_channel, outlier_value};
-  }
-  simd::RowOutliers outliers(std::size_t row0) const {
-    return {outlier_count + row0, outlier_channel + row0 * simd::kMaxOutliersPerRow,
-            outlier_value + row0 * simd::kMaxOutliersPerRow};
-  }
-};
-
-// One projection over `rows` rows: C = A W^T + b, as work items of kRowChunk rows x one panel.
-struct GemmJob {
-  const float* a;           // fp32 input rows (fp32 mode)
-  QuantizedRows a8;         // quantized input rows (int8 mode)
-  std::size_t rows;
-  const PackedProjection* w;
-  const PackedProjectionI8* w8;  // non-null in int8 mode
-  float* c;
-  std::size_t ld;  // lda = ldc = d_model
-
-  std::size_t panels() const {
-    return w8 != nullptr ? simd::GemmI8PanelCount(w8->n()) : simd::GemmPanelCount(w->n());
-  }
-  std::size_t items() const { return DivCeil(rows, kRowChunk) * panels(); }
-  void Run(std::size_t item) const {
-    const std::size_t row0 = item / panels() * kRowChunk;
-    const std::size_t panel = item % panels();
-    const std::size_t row1 = Min(row0 + kRowChunk, rows);
-    if (w8 != nullptr) {
-      simd::GemmI8(a8.view(), row0, row1, w8->view(), panel, panel + 1, c, ld);
-    } else {
-      simd::GemmF32(a, ld, row0, row1, w->view(), panel, panel + 1, c, ld);
-    }
-  }
-};
-
-// Runs the items of several independent jobs as one parallel phase: every job has items()
-// work items and Run(item); the items of all jobs are split between the workers together.
-template <class Job, std::size_t kJobs>
-void RunJobs(Executor& executor, const Job (&jobs)[kJobs]) {
-  std::size_t first_item[kJobs + 1] = {0};
-  for (std::size_t j = 0; j < kJobs; ++j) first_item[j + 1] = first_item[j] + jobs[j].items();
-  ParallelForItems(executor, first_item[kJobs], [&](std::size_t item, std::size_t) {
-    std::size_t j = 0;
-    while (item >= first_item[j + 1]) ++j;
-    jobs[j].Run(item - first_item[j]);
-  });
-}
-
-// Quantizes kRowChunk rows of one input per item.
-struct QuantizeJob {
-  const float* x;  // null: this input is another job's, already quantized (no items)
-  std::size_t rows;
-  QuantizedRows out;
-  std::size_t d;
-  std::size_t block;
-
-  std::size_t items() const { return x != nullptr ? DivCeil(rows, kRowChunk) : 0; }
-  void Run(std::size_t item) const {
-    const std::size_t row0 = item * kRowChunk;
-    simd::QuantizeRowsI8(x + row0 * d, d, Min(kRowChunk, rows - row0), d, block,
-                         out.q + row0 * simd::QuantizedRowStride(d),
-                         out.scales + row0 * simd::QuantBlockCount(d, block), out.outliers(row0));
-  }
-};
 
 }  // namespace
 
-void MhaForward(const MhaProjections& weights, const MhaShape& shape, const float* xq,
-                const float* xk, const float* xv, float* y, Executor& executor,
-                Workspace& workspace) {
+void MhaForward(const MhaProjections& weights, const MhaShape& shape, const MhaOptions& options,
+                const float* xq, const float* xk, const float* xv, float* y,
+                const KvStore* cache, Executor& executor, Workspace& workspace) {
   const std::size_t d = shape.d_model;
-  const std::size_t dk = d / shape.heads;
+  const std::size_t dk = shape.head_dim();
+  const std::size_t kvd = shape.kv_dim();
+  const std::size_t group = shape.heads / shape.kv_heads;
   const std::size_t rows_q = shape.batch * shape.lq;
   const std::size_t rows_k = shape.batch * shape.lk;
-  const std::size_t head_count = shape.batch * shape.heads;
-  const std::size_t keys_size = simd::AttentionPackedKeysSize(shape.lk, dk);
-  const std::size_t values_size = simd::AttentionPackedValuesSize(shape.lk, dk);
+  const std::size_t kv_count = shape.batch * shape.kv_heads;
+  const std::size_t first = cache != nullptr ? cache->first : 0;
+  const std::size_t keys_size =
+      cache != nullptr ? cache->keys_stride : simd::AttentionPackedKeysSize(shape.lk, dk);
+  const std::size_t values_size =
+      cache != nullptr ? cache->values_stride : simd::AttentionPackedValuesSize(shape.lk, dk);
   const std::size_t scratch_size = simd::AttentionScratchSize(dk);
+  const std::size_t weights_size = shape.lq * shape.lk;  // one head's attention weights
+  const bool averaged = options.weights_mode == AttentionWeights::kAveraged;
   const bool int8 = weights.int8;
   const std::size_t block = int8 ? weights.q8.view().block : 0;
   const std::size_t ldq8 = simd::QuantizedRowStride(d);
   const std::size_t blocks = int8 ? simd::QuantBlockCount(d, block) : 0;
+  const BatchRows q_rows{shape.batch, shape.lq, options.query_lengths};
+  const BatchRows k_rows{shape.batch, shape.lk, options.key_lengths};
 
   WorkspaceLayout layout;
   const std::size_t q_at = layout.Add(rows_q * d);
-  const std::size_t k_at = layout.Add(rows_k * d);
-  const std::size_t v_at = layout.Add(rows_k * d);
+  const std::size_t k_at = layout.Add(rows_k * kvd);
+  const std::size_t v_at = layout.Add(rows_k * kvd);
   const std::size_t concat_at = layout.Add(rows_q * d);
-  const std::size_t keys_at = layout.Add(head_count * keys_size);
-  const std::size_t values_at = layout.Add(head_count * values_size);
+  const std::size_t keys_at = layout.Add(cache != nullptr ? 0 : kv_count * keys_size);
+  const std::size_t values_at = layout.Add(cache != nullptr ? 0 : kv_count * values_size);
   const std::size_t scratch_at = layout.Add(executor.workers() * scratch_size);
+  const std::size_t key_bias_at = layout.Add(options.key_padding != nullptr ? rows_k : 0);
+  const std::size_t head_weights_at =
+      layout.Add(averaged ? shape.batch * shape.heads * weights_size : 0);
   // int8 only: quantized query, key, value and concat rows. Offsets count floats; the int8
   // rows and the uint32 outlier lists take as many floats as their bytes need.
   struct QuantizedAt {
@@ -139,9 +75,11 @@ void MhaForward(const MhaProjections& weights, const MhaShape& shape, const floa
   float* k = base + k_at;
   float* v = base + v_at;
   float* concat = base + concat_at;
-  float* keys = base + keys_at;
-  float* values = base + values_at;
+  float* keys = cache != nullptr ? cache->keys : base + keys_at;
+  float* values = cache != nullptr ? cache->values : base + values_at;
   float* scratch = base + scratch_at;
+  float* key_bias = base + key_bias_at;
+  float* head_weights = averaged ? base + head_weights_at : options.weights;
   const auto quantized = [&](const QuantizedAt& at) {
     return QuantizedRows{reinterpret_cast<std::int8_t*>(base + at.q), base + at.scales,
                          reinterpret_cast<std::uint32_t*>(base + at.count),
@@ -153,59 +91,105 @@ void MhaForward(const MhaProjections& weights, const MhaShape& shape, const floa
     const QuantizedRows xq8 = quantized(xq8_at);
     const QuantizedRows xk8 = xk == xq ? xq8 : quantized(xk8_at);
     const QuantizedRows xv8 = xv == xq ? xq8 : xv == xk ? xk8 : quantized(xv8_at);
-    const QuantizeJob inputs[] = {{xq, rows_q, xq8, d, block},
-                                  {xk == xq ? nullptr : xk, rows_k, xk8, d, block},
-                                  {xv == xq || xv == xk ? nullptr : xv, rows_k, xv8, d, block}};
+    const QuantizeJob inputs[] = {{xq, q_rows, xq8, d, block},
+                                  {xk == xq ? nullptr : xk, k_rows, xk8, d, block},
+                                  {xv == xq || xv == xk ? nullptr : xv, k_rows, xv8, d, block}};
     RunJobs(executor, inputs);
-    const GemmJob projections[] = {{nullptr, xq8, rows_q, nullptr, &weights.q8, q, d},
-                                   {nullptr, xk8, rows_k, nullptr, &weights.k8, k, d},
-                                   {nullptr, xv8, rows_k, nullptr, &weights.v8, v, d}};
+    const GemmJob projections[] = {
+        {nullptr, xq8, q_rows, nullptr, &weights.q8, q, d, d, false},
+        {nullptr, xk8, k_rows, nullptr, &weights.k8, k, d, kvd, false},
+        {nullptr, xv8, k_rows, nullptr, &weights.v8, v, d, kvd, false}};
     RunJobs(executor, projections);
   } else {
-    const GemmJob projections[] = {{xq, {}, rows_q, &weights.q, nullptr, q, d},
-                                   {xk, {}, rows_k, &weights.k, nullptr, k, d},
-                                   {xv, {}, rows_k, &weights.v, nullptr, v, d}};
+    const GemmJob projections[] = {{xq, {}, q_rows, &weights.q, nullptr, q, d, d, false},
+                                   {xk, {}, k_rows, &weights.k, nullptr, k, d, kvd, false},
+                                   {xv, {}, k_rows, &weights.v, nullptr, v, d, kvd, false}};
     RunJobs(executor, projections);
   }
 
-  ParallelForItems(executor, head_count, [&](std::size_t bh, std::size_t) {
-    const std::size_t b = bh / shape.heads;
-    const std::size_t h = bh % shape.heads;
-    const std::size_t offset = b * shape.lk * d + h * dk;
-    simd::PackAttentionKeysValues(k + offset, d, v + offset, d, 0, shape.lk, dk,
-                                  keys + bh * keys_size, values + bh * values_size);
+  if (options.key_padding != nullptr) {
+    for (std::size_t i = 0; i < rows_k; ++i) {
+      key_bias[i] = options.key_padding[i] ? -std::numeric_limits<float>::infinity() : 0.0f;
+    }
+  }
+  ParallelForItems(executor, kv_count, [&](std::size_t bg, std::size_t) {
+    const std::size_t b = bg / shape.kv_heads;
+    const std::size_t offset = b * shape.lk * kvd + bg % shape.kv_heads * dk;
+    simd::PackAttentionKeysValues(k + offset, kvd, v + offset, kvd, first, k_rows.valid(b), dk,
+                                  keys + bg * keys_size, values + bg * values_size);
   });
 
   const std::size_t query_chunks = DivCeil(shape.lq, kQueryChunk);
   const float scale = 1.0f / std::sqrt(static_cast<float>(dk));
+  const std::size_t head_count = shape.batch * shape.heads;
   ParallelForItems(executor, head_count * query_chunks, [&](std::size_t item, std::size_t w) {
     const std::size_t bh = item / query_chunks;
-    const std::size_t chunk = item % query_chunks;
     const std::size_t b = bh / shape.heads;
-    const std::size_t h = bh % shape.heads;
-    const std::size_t offset = b * shape.lq * d + h * dk;
-    const simd::AttentionHeadArgs args{q + offset,
-                                       d,
-                                       keys + bh * keys_size,
-                                       values + bh * values_size,
-                                       shape.lk,
-                                       dk,
-                                       scale,
-                                       concat + offset,
-                                       d};
-    const std::size_t q0 = chunk * kQueryChunk;
-    simd::AttentionHeadF32(args, q0, Min(q0 + kQueryChunk, shape.lq),
-                           scratch + w * scratch_size);
+    const std::size_t bg = b * shape.kv_heads + bh % shape.heads / group;
+    const std::size_t q0 = item % query_chunks * kQueryChunk;
+    const std::size_t q1 = Min(q0 + kQueryChunk, shape.lq);
+    const std::size_t q_valid = Min(q1, q_rows.valid(b));
+    const std::size_t lk = k_rows.valid(b);
+    const std::size_t offset = b * shape.lq * d + bh % shape.heads * dk;
+    simd::AttentionHeadArgs args{q + offset,
+                                 d,
+                                 keys + bg * keys_size,
+                                 values + bg * values_size,
+                                 first + lk,
+                                 dk,
+                                 scale,
+                                 concat + offset,
+                                 d};
+    if (options.attn_mask != nullptr) {
+      args.mask = options.attn_mask + (options.mask_per_head ? bh * weights_size : 0);
+      args.ld_mask = shape.lk;
+    }
+    if (options.key_padding != nullptr) args.key_bias = key_bias + b * shape.lk;
+    args.causal = options.causal;
+    args.causal_offset = options.causal_offset;
+    float* head_w = head_weights != nullptr ? head_weights + bh * weights_size : nullptr;
+    if (head_w != nullptr) {
+      args.weights = head_w;
+      args.ldw = shape.lk;
+    }
+    if (q0 < q_valid) simd::AttentionHeadF32(args, q0, q_valid, scratch + w * scratch_size);
+    if (head_w != nullptr) {
+      // Keys past the item's length and query rows past its length have zero weight.
+      for (std::size_t i = q0; i < q1; ++i) {
+        const std::size_t from = i < q_valid ? lk : 0;
+        std::memset(head_w + i * shape.lk + from, 0, (shape.lk - from) * sizeof(float));
+      }
+    }
   });
 
+  if (averaged) {
+    ParallelForItems(executor, shape.batch * query_chunks, [&](std::size_t item, std::size_t) {
+      const std::size_t b = item / query_chunks;
+      const std::size_t q0 = item % query_chunks * kQueryChunk;
+      const std::size_t q1 = Min(q0 + kQueryChunk, shape.lq);
+      const float heads = static_cast<float>(shape.heads);
+      for (std::size_t i = q0; i < q1; ++i) {
+        float* out = options.weights + (b * shape.lq + i) * shape.lk;
+        const float* in = head_weights + (b * shape.heads * shape.lq + i) * shape.lk;
+        for (std::size_t j = 0; j < shape.lk; ++j) out[j] = in[j];
+        for (std::size_t h = 1; h < shape.heads; ++h) {
+          const float* in_h = in + h * weights_size;
+          for (std::size_t j = 0; j < shape.lk; ++j) out[j] += in_h[j];
+        }
+        for (std::size_t j = 0; j < shape.lk; ++j) out[j] /= heads;
+      }
+    });
+  }
+
+  const bool padded = options.query_lengths != nullptr;
   if (int8) {
     const QuantizedRows concat8 = quantized(concat8_at);
-    const QuantizeJob heads[] = {{concat, rows_q, concat8, d, block}};
+    const QuantizeJob heads[] = {{concat, q_rows, concat8, d, block}};
     RunJobs(executor, heads);
-    const GemmJob output[] = {{nullptr, concat8, rows_q, nullptr, &weights.out8, y, d}};
+    const GemmJob output[] = {{nullptr, concat8, q_rows, nullptr, &weights.out8, y, d, d, padded}};
     RunJobs(executor, output);
   } else {
-    const GemmJob output[] = {{concat, {}, rows_q, &weights.out, nullptr, y, d}};
+    const GemmJob output[] = {{concat, {}, q_rows, &weights.out, nullptr, y, d, d, padded}};
     RunJobs(executor, output);
   }
 }

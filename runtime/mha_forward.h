@@ -4,6 +4,7 @@
 
 #include <cstddef>
 
+#include "edgeattn/edgeattn.hpp"
 #include "edgeattn/executor.hpp"
 #include "runtime/projection_weights.h"
 #include "runtime/workspace.h"
@@ -16,13 +17,42 @@ struct MhaShape {
   std::size_t lk;
   std::size_t d_model;
   std::size_t heads;
+  std::size_t kv_heads;
+
+  std::size_t head_dim() const { return d_model / heads; }
+  std::size_t kv_dim() const { return kv_heads * head_dim(); }
 };
 
-// xq [batch, lq, d], xk and xv [batch, lk, d] -> y [batch, lq, d]. Shapes already validated.
+// A forward call's validated options (ForwardOptions, or a decode step's causal offset).
+struct MhaOptions {
+  bool causal = false;
+  std::size_t causal_offset = 0;      // row i sees keys j <= i + causal_offset
+  const bool* key_padding = nullptr;  // [batch, lk], true = ignore
+  const float* attn_mask = nullptr;   // [lq, lk], or [batch * heads, lq, lk] if mask_per_head
+  bool mask_per_head = false;
+  const std::size_t* query_lengths = nullptr;  // [batch] or null
+  const std::size_t* key_lengths = nullptr;    // [batch] or null
+  AttentionWeights weights_mode = AttentionWeights::kNone;
+  float* weights = nullptr;
+};
+
+// Packed keys and values kept across calls (a KV cache): the buffer of batch item b and key/value
+// head g starts at keys + (b * kv_heads + g) * keys_stride (values likewise); positions
+// [0, first) are filled already and the call appends its lk positions after them.
+struct KvStore {
+  float* keys;
+  float* values;
+  std::size_t keys_stride;
+  std::size_t values_stride;
+  std::size_t first;
+};
+
+// xq [batch, lq, d], xk and xv [batch, lk, d] -> y [batch, lq, d]. Shapes and options already
+// validated. cache: null for a plain forward call (keys and values live in the workspace).
 // y may alias xq: every input is read before y is first written.
-void MhaForward(const MhaProjections& weights, const MhaShape& shape, const float* xq,
-                const float* xk, const float* xv, float* y, Executor& executor,
-                Workspace& workspace);
+void MhaForward(const MhaProjections& weights, const MhaShape& shape, const MhaOptions& options,
+                const float* xq, const float* xk, const float* xv, float* y,
+                const KvStore* cache, Executor& executor, Workspace& workspace);
 
 }  // namespace edgeattn
 

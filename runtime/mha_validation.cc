@@ -1,5 +1,7 @@
 #include "runtime/mha_validation.h"
 
+#include <initializer_list>
+#include <limits>
 #include <string>
 
 namespace edgeattn {
@@ -27,6 +29,49 @@ void CheckSpan(const char* name, const FloatSpan& span, std::size_t expected,
   }
 }
 
+// a * b * ..., or SIZE_MAX when the product overflows (then no span can match it).
+std::size_t Product(std::initializer_list<std::size_t> factors) {
+  std::size_t p = 1;
+  for (std::size_t f : factors) {
+    if (f != 0 && p > std::numeric_limits<std::size_t>::max() / f) {
+      return std::numeric_limits<std::size_t>::max();
+    }
+    p *= f;
+  }
+  return p;
+}
+
+// An optional option array: null data with size 0 means absent.
+template <class T>
+bool Present(const char* name, const Span<T>& span) {
+  if (span.data == nullptr && span.size != 0) {
+    throw Error(std::string(name) + ": got a null pointer with size " + Str(span.size));
+  }
+  return span.data != nullptr;
+}
+
+// shape: a literal, so that nothing is allocated unless the check fails.
+template <class T>
+void CheckSize(const char* name, const Span<T>& span, std::size_t expected, const char* shape) {
+  if (span.size != expected) {
+    throw Error(std::string(name) + ": expected " + Str(expected) + " values " + shape +
+                ", got " + Str(span.size));
+  }
+}
+
+const std::size_t* CheckLengths(const char* name, const Span<const std::size_t>& lengths,
+                                std::size_t batch, std::size_t length) {
+  if (!Present(name, lengths)) return nullptr;
+  CheckSize(name, lengths, batch, "[batch]");
+  for (std::size_t b = 0; b < batch; ++b) {
+    if (lengths.data[b] > length) {
+      throw Error(std::string(name) + "[" + Str(b) + "]: expected a length in [0, " +
+                  Str(length) + "], got " + Str(lengths.data[b]));
+    }
+  }
+  return lengths.data;
+}
+
 template <class T>
 void CheckTensor(const char* name, const T& t, std::size_t d_model) {
   if (t.data == nullptr) throw Error(std::string(name) + ".data: expected a buffer, got null");
@@ -47,6 +92,11 @@ void ValidateConfig(const Config& config) {
     throw Error("Config.d_model: expected a multiple of num_heads (" + Str(config.num_heads) +
                 "), got " + Str(config.d_model));
   }
+  if (config.num_kv_heads != 0 &&
+      (config.num_kv_heads > config.num_heads || config.num_heads % config.num_kv_heads != 0)) {
+    throw Error("Config.num_kv_heads: expected 0 (= num_heads) or a divisor of num_heads (" +
+                Str(config.num_heads) + "), got " + Str(config.num_kv_heads));
+  }
   if (config.precision != Precision::kFp32 && config.precision != Precision::kInt8) {
     throw Error("Config.precision: expected kFp32 or kInt8, got " +
                 Str(static_cast<std::size_t>(config.precision)));
@@ -58,18 +108,86 @@ void ValidateConfig(const Config& config) {
   }
 }
 
+std::size_t KvHeads(const Config& config) {
+  return config.num_kv_heads != 0 ? config.num_kv_heads : config.num_heads;
+}
+
+std::size_t KvDim(const Config& config) {
+  return KvHeads(config) * (config.d_model / config.num_heads);
+}
+
 void ValidateWeights(const Config& config, const WeightsView& weights) {
   const std::size_t d = config.d_model;
+  const std::size_t kvd = KvDim(config);
   const std::string dd = "[" + Str(d) + ", " + Str(d) + "]";
-  CheckSpan("in_proj_weight", weights.in_proj_weight, 3 * d * d,
-            "[" + Str(3 * d) + ", " + Str(d) + "]", false);
-  CheckSpan("in_proj_bias", weights.in_proj_bias, 3 * d, "[" + Str(3 * d) + "]", true);
+  const std::string kd = "[" + Str(kvd) + ", " + Str(d) + "]";
+  const bool separate = weights.q_proj_weight.data != nullptr ||
+                        weights.k_proj_weight.data != nullptr ||
+                        weights.v_proj_weight.data != nullptr;
+  if (separate) {
+    if (weights.in_proj_weight.data != nullptr) {
+      throw Error("in_proj_weight: expected null when q/k/v_proj_weight are given, got both");
+    }
+    CheckSpan("q_proj_weight", weights.q_proj_weight, d * d, dd, false);
+    CheckSpan("k_proj_weight", weights.k_proj_weight, kvd * d, kd, false);
+    CheckSpan("v_proj_weight", weights.v_proj_weight, kvd * d, kd, false);
+  } else {
+    if (kvd != d) {
+      throw Error("in_proj_weight: grouped-query attention (num_kv_heads = " +
+                  Str(KvHeads(config)) + " of " + Str(config.num_heads) +
+                  " heads) needs separate q/k/v_proj_weight, got in_proj_weight");
+    }
+    CheckSpan("in_proj_weight", weights.in_proj_weight, 3 * d * d,
+              "[" + Str(3 * d) + ", " + Str(d) + "]", false);
+  }
+  const bool separate_bias = weights.q_proj_bias.data != nullptr ||
+                             weights.k_proj_bias.data != nullptr ||
+                             weights.v_proj_bias.data != nullptr;
+  if (separate_bias) {
+    if (weights.in_proj_bias.data != nullptr) {
+      throw Error("in_proj_bias: expected null when q/k/v_proj_bias are given, got both");
+    }
+    CheckSpan("q_proj_bias", weights.q_proj_bias, d, "[" + Str(d) + "]", false);
+    CheckSpan("k_proj_bias", weights.k_proj_bias, kvd, "[" + Str(kvd) + "]", false);
+    CheckSpan("v_proj_bias", weights.v_proj_bias, kvd, "[" + Str(kvd) + "]", false);
+  } else {
+    CheckSpan("in_proj_bias", weights.in_proj_bias, d + 2 * kvd, "[" + Str(d + 2 * kvd) + "]",
+              true);
+  }
   CheckSpan("out_proj.weight", weights.out_proj_weight, d * d, dd, false);
   CheckSpan("out_proj.bias", weights.out_proj_bias, d, "[" + Str(d) + "]", true);
 }
 
+ProjectionWeights SplitProjections(const Config& config, const WeightsView& weights) {
+  const std::size_t d = config.d_model;
+  const std::size_t kvd = KvDim(config);
+  ProjectionWeights p;
+  if (weights.in_proj_weight.data != nullptr) {
+    p.q = weights.in_proj_weight.data;
+    p.k = p.q + d * d;
+    p.v = p.k + kvd * d;
+  } else {
+    p.q = weights.q_proj_weight.data;
+    p.k = weights.k_proj_weight.data;
+    p.v = weights.v_proj_weight.data;
+  }
+  if (weights.in_proj_bias.data != nullptr) {
+    p.q_bias = weights.in_proj_bias.data;
+    p.k_bias = p.q_bias + d;
+    p.v_bias = p.k_bias + kvd;
+  } else {
+    p.q_bias = weights.q_proj_bias.data;
+    p.k_bias = weights.k_proj_bias.data;
+    p.v_bias = weights.v_proj_bias.data;
+  }
+  p.out = weights.out_proj_weight.data;
+  p.out_bias = weights.out_proj_bias.data;
+  return p;
+}
+
 MhaShape ValidateForward(const Config& config, const ConstTensor& query, const ConstTensor& key,
-                         const ConstTensor& value, const Tensor& out) {
+                         const ConstTensor& value, const Tensor& out,
+                         const ForwardOptions& options, MhaOptions* resolved) {
   CheckTensor("query", query, config.d_model);
   CheckTensor("key", key, config.d_model);
   CheckTensor("value", value, config.d_model);
@@ -87,7 +205,58 @@ MhaShape ValidateForward(const Config& config, const ConstTensor& query, const C
                 Str(config.d_model) + "] like query, got [" + Str(out.batch) + ", " +
                 Str(out.length) + ", " + Str(out.features) + "]");
   }
-  return {query.batch, query.length, key.length, config.d_model, config.num_heads};
+  const MhaShape shape{query.batch, query.length,     key.length,
+                       config.d_model, config.num_heads, KvHeads(config)};
+  *resolved = ResolveOptions(shape, options);
+  return shape;
+}
+
+MhaOptions ResolveOptions(const MhaShape& s, const ForwardOptions& options) {
+  MhaOptions r;
+  r.causal = options.is_causal;
+  if (Present("key_padding_mask", options.key_padding_mask)) {
+    CheckSize("key_padding_mask", options.key_padding_mask, Product({s.batch, s.lk}), "[batch, Lk]");
+    r.key_padding = options.key_padding_mask.data;
+  }
+  if (Present("attn_mask", options.attn_mask)) {
+    const std::size_t shared = Product({s.lq, s.lk});
+    const std::size_t per_head = Product({s.batch, s.heads, s.lq, s.lk});
+    if (options.attn_mask.size != shared && options.attn_mask.size != per_head) {
+      throw Error("attn_mask: expected " + Str(shared) + " floats [Lq = " + Str(s.lq) +
+                  ", Lk = " + Str(s.lk) + "] or " + Str(per_head) + " [batch * num_heads = " +
+                  Str(s.batch * s.heads) + ", Lq, Lk], got " + Str(options.attn_mask.size));
+    }
+    r.attn_mask = options.attn_mask.data;
+    r.mask_per_head = options.attn_mask.size != shared;
+  }
+  r.query_lengths = CheckLengths("query_lengths", options.query_lengths, s.batch, s.lq);
+  r.key_lengths = CheckLengths("key_lengths", options.key_lengths, s.batch, s.lk);
+  const bool has_weights = Present("attn_weights", options.attn_weights);
+  switch (options.need_weights) {
+    case AttentionWeights::kNone:
+      if (has_weights) {
+        throw Error("attn_weights: given, but need_weights is kNone (set kPerHead or kAveraged)");
+      }
+      break;
+    case AttentionWeights::kPerHead:
+    case AttentionWeights::kAveraged: {
+      const bool per_head = options.need_weights == AttentionWeights::kPerHead;
+      const char* shape = per_head ? "[batch, num_heads, Lq, Lk]" : "[batch, Lq, Lk]";
+      if (!has_weights) {
+        throw Error(std::string("attn_weights: expected a buffer ") + shape +
+                    " for need_weights, got null");
+      }
+      CheckSize("attn_weights", options.attn_weights,
+                Product({s.batch, per_head ? s.heads : 1, s.lq, s.lk}), shape);
+      r.weights_mode = options.need_weights;
+      r.weights = options.attn_weights.data;
+      break;
+    }
+    default:
+      throw Error("need_weights: expected kNone, kPerHead or kAveraged, got " +
+                  Str(static_cast<std::size_t>(options.need_weights)));
+  }
+  return r;
 }
 
 }  // namespace edgeattn

@@ -10,9 +10,25 @@ namespace edgeattn {
 
 void ValidateConfig(const Config& config);
 void ValidateWeights(const Config& config, const WeightsView& weights);
-// Checks the forward call's tensors against the configuration and returns the shape.
+
+// num_kv_heads resolved (0 = num_heads), and the width of the key/value projections.
+std::size_t KvHeads(const Config& config);
+std::size_t KvDim(const Config& config);
+
+// The three input projections and the output projection of validated weights, whichever
+// layout they came in (biases null when absent).
+struct ProjectionWeights {
+  const float *q, *k, *v, *out;
+  const float *q_bias, *k_bias, *v_bias, *out_bias;
+};
+ProjectionWeights SplitProjections(const Config& config, const WeightsView& weights);
+
+// Checks the forward call's tensors and options against the configuration; returns the shape
+// and the options resolved for MhaForward.
 MhaShape ValidateForward(const Config& config, const ConstTensor& query, const ConstTensor& key,
-                         const ConstTensor& value, const Tensor& out);
+                         const ConstTensor& value, const Tensor& out,
+                         const ForwardOptions& options, MhaOptions* resolved);
+MhaOptions ResolveOptions(const MhaShape& shape, const ForwardOptions& options);
 
 }  // namespace edgeattn
 

@@ -2,8 +2,11 @@
 // nn.MultiheadAttention(d_model, num_heads, bias=True, batch_first=True) computes it in inference.
 //
 //   Q = Xq Wq^T + bq,  K = Xk Wk^T + bk,  V = Xv Wv^T + bv
-//   head_i = softmax(Q_i K_i^T / sqrt(head_dim)) V_i
+//   head_i = softmax(Q_i K_g(i)^T / sqrt(head_dim) + mask) V_g(i)
 //   Y = Concat(head_1 .. head_h) Wo^T + bo
+//
+// with g(i) = i for multi-head attention, or i / (num_heads / num_kv_heads) for grouped-query
+// (and, with one key/value head, multi-query) attention.
 //
 // All tensors are row-major float32. Errors are thrown as edgeattn::Error with a message that
 // names the argument, what was expected and what came.
@@ -46,21 +49,35 @@ struct Config {
   std::size_t num_heads = 0;
   Precision precision = Precision::kFp32;
   std::size_t int8_block = kDefaultInt8Block;
+  // Key/value heads, dividing num_heads (grouped-query attention; 1 = multi-query).
+  // 0 means num_heads: plain multi-head attention.
+  std::size_t num_kv_heads = 0;
 };
 
-// A read-only float array and its element count (checked against the shape it must have).
-struct FloatSpan {
-  const float* data = nullptr;
+// An array and its element count (checked against the shape it must have).
+template <class T>
+struct Span {
+  T* data = nullptr;
   std::size_t size = 0;
 };
+using FloatSpan = Span<const float>;
 
 // Weights named as in PyTorch's state_dict. A null bias (data == nullptr) means no bias, as
-// with bias=False.
+// with bias=False. The input projections come either packed (in_proj_weight, as
+// nn.MultiheadAttention stores them) or separately (q/k/v_proj_weight, as Llama-style models
+// and grouped-query attention store them; set in_proj_weight to null). kv_dim below is
+// num_kv_heads * d_model / num_heads.
 struct WeightsView {
   FloatSpan in_proj_weight;   // [3 * d_model, d_model]: rows of Wq, then Wk, then Wv
   FloatSpan in_proj_bias;     // [3 * d_model]
   FloatSpan out_proj_weight;  // [d_model, d_model]  (state_dict name: out_proj.weight)
   FloatSpan out_proj_bias;    // [d_model]           (state_dict name: out_proj.bias)
+  FloatSpan q_proj_weight;    // [d_model, d_model]
+  FloatSpan k_proj_weight;    // [kv_dim, d_model]
+  FloatSpan v_proj_weight;    // [kv_dim, d_model]
+  FloatSpan q_proj_bias;      // [d_model]  (with separate weights; or in_proj_bias when
+  FloatSpan k_proj_bias;      // [kv_dim]    kv_dim = d_model)
+  FloatSpan v_proj_bias;      // [kv_dim]
 };
 
 // A [batch, length, features] row-major tensor (an [length, features] one has batch = 1).
@@ -76,6 +93,60 @@ struct Tensor {
   std::size_t batch = 0;
   std::size_t length = 0;
   std::size_t features = 0;
+};
+
+// Attention weights returned on request (PyTorch's need_weights / average_attn_weights).
+enum class AttentionWeights { kNone, kPerHead, kAveraged };
+
+// What a forward call may add to plain attention; everything is off by default. Masks follow
+// PyTorch's nn.MultiheadAttention. A query row whose every key is masked gets zeros from that
+// head (so with every head masked the row's output is out_proj.bias) and zero weights, where
+// PyTorch returns NaN.
+struct ForwardOptions {
+  // Query row i attends keys j <= i only (torch.tril(ones(Lq, Lk)), as is_causal in
+  // PyTorch's scaled_dot_product_attention). Tiles above the diagonal cost nothing.
+  bool is_causal = false;
+  // [batch, Lk]: true = ignore this key (PyTorch's key_padding_mask).
+  Span<const bool> key_padding_mask;
+  // Added to the scaled scores: [Lq, Lk] for every batch item and head, or
+  // [batch * num_heads, Lq, Lk] indexed b * num_heads + h (PyTorch's 3-D attn_mask). -inf
+  // removes a key; a boolean mask becomes 0 / -inf.
+  FloatSpan attn_mask;
+  // A padded batch's valid lengths, one per batch item, in [0, Lq] and [0, Lk]: query rows
+  // past query_lengths[b] are not computed and their output rows are zeros; keys past
+  // key_lengths[b] are ignored and not projected. Self-attention: key_lengths defaults to
+  // query_lengths.
+  Span<const std::size_t> query_lengths;
+  Span<const std::size_t> key_lengths;
+  // kPerHead: attn_weights is [batch, num_heads, Lq, Lk]; kAveraged: [batch, Lq, Lk], the mean
+  // over heads. Rows past a query length and columns past a key length are zeros.
+  AttentionWeights need_weights = AttentionWeights::kNone;
+  Span<float> attn_weights;
+};
+
+class MultiheadAttention;
+
+// Keys and values of earlier positions for incremental decoding with
+// MultiheadAttention::Decode: room for max_length positions of `batch` sequences, allocated
+// once (float, packed for the attention core).
+class EDGEATTN_API KvCache {
+ public:
+  KvCache(const MultiheadAttention& mha, std::size_t max_length, std::size_t batch = 1);
+  ~KvCache();
+  KvCache(KvCache&&) noexcept;
+  KvCache& operator=(KvCache&&) noexcept;
+
+  std::size_t length() const;  // positions cached, the same for every sequence
+  std::size_t max_length() const;
+  std::size_t batch() const;
+  std::size_t bytes() const;
+  void Clear();  // back to length 0; keeps the memory
+
+  struct State;
+
+ private:
+  friend class MultiheadAttention;
+  std::unique_ptr<State> state_;
 };
 
 // Where a forward call runs and the scratch memory it reuses. One context per calling thread;
@@ -124,9 +195,17 @@ class EDGEATTN_API MultiheadAttention {
 
   // Cross-attention: query [B, Lq, d], key and value [B, Lk, d] -> out [B, Lq, d].
   void Forward(Context& context, ConstTensor query, ConstTensor key, ConstTensor value,
-               Tensor out) const;
+               Tensor out, const ForwardOptions& options = {}) const;
   // Self-attention: query = key = value = x.
-  void Forward(Context& context, ConstTensor x, Tensor out) const;
+  void Forward(Context& context, ConstTensor x, Tensor out,
+               const ForwardOptions& options = {}) const;
+
+  // One step of incremental decoding (causal self-attention): x [B, n, d] holds positions
+  // [cache.length(), cache.length() + n) of each of the cache's B sequences. Their keys and
+  // values are appended to the cache and each position attends to every cached position up
+  // to itself, so out equals those rows of a causal Forward over the whole sequence. A step
+  // costs time linear in the cache length.
+  void Decode(Context& context, ConstTensor x, KvCache& cache, Tensor out) const;
 
   struct Impl;
 

@@ -9,9 +9,11 @@
 
 namespace edgeattn {
 
-// Same contract and checks as MultiheadAttention::Forward.
-EDGEATTN_API void ReferenceForward(const Config& config, const WeightsView& weights, ConstTensor query,
-                      ConstTensor key, ConstTensor value, Tensor out);
+// Same contract, options and checks as MultiheadAttention::Forward (a decode step is the
+// matching rows of a causal forward call over the whole sequence).
+EDGEATTN_API void ReferenceForward(const Config& config, const WeightsView& weights,
+                                   ConstTensor query, ConstTensor key, ConstTensor value,
+                                   Tensor out, const ForwardOptions& options = {});
 
 }  // namespace edgeattn
 

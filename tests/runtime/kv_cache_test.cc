@@ -1,0 +1,117 @@
+// Incremental decoding with a KV cache gives what a causal forward call over the whole
+// sequence gives, step by step, for any step sizes, batch, precision and head grouping.
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "edgeattn/edgeattn.hpp"
+#include "edgeattn/reference.hpp"
+#include "tests/runtime/test_model.h"
+#include "tests/test_support.h"
+
+namespace edgeattn {
+namespace {
+
+using testing_support::Cosine;
+using testing_support::GqaModel;
+using testing_support::kFloatEps;
+using testing_support::MaxAbs;
+using testing_support::MaxAbsDiff;
+using testing_support::RandomNormal;
+
+// Rows [first, first + n) of each batch item of x [batch, length, d].
+std::vector<float> Rows(const std::vector<float>& x, std::size_t batch, std::size_t length,
+                        std::size_t d, std::size_t first, std::size_t n) {
+  std::vector<float> rows;
+  for (std::size_t b = 0; b < batch; ++b) {
+    const float* from = x.data() + (b * length + first) * d;
+    rows.insert(rows.end(), from, from + n * d);
+  }
+  return rows;
+}
+
+void CheckDecode(std::size_t d, std::size_t heads, std::size_t kv_heads, std::size_t batch,
+                 Precision precision, const std::vector<std::size_t>& steps) {
+  std::size_t length = 0;
+  for (std::size_t n : steps) length += n;
+  SCOPED_TRACE(::testing::Message() << "d=" << d << " heads=" << heads << "/" << kv_heads
+                                    << " batch=" << batch << " length=" << length << " "
+                                    << (precision == Precision::kInt8 ? "int8" : "fp32"));
+  const GqaModel model(d, heads, kv_heads, 3 * d + kv_heads);
+  const MultiheadAttention mha(model.with(precision), model.view());
+  const std::vector<float> x = RandomNormal(batch * length * d, 17 + length);
+  const ConstTensor tx{x.data(), batch, length, d};
+  // What the steps must reproduce: the causal forward over the whole sequence, by the same
+  // operator, and the float reference.
+  ForwardOptions causal;
+  causal.is_causal = true;
+  std::vector<float> full(x.size()), ref(x.size());
+  Context context(2);
+  mha.Forward(context, tx, {full.data(), batch, length, d}, causal);
+  ReferenceForward(model.config, model.view(), tx, tx, tx, {ref.data(), batch, length, d},
+                   causal);
+
+  KvCache cache(mha, length + 3, batch);
+  for (int pass = 0; pass < 2; ++pass) {  // the second pass reuses the cleared cache
+    cache.Clear();
+    std::size_t first = 0;
+    for (std::size_t n : steps) {
+      const std::vector<float> in = Rows(x, batch, length, d, first, n);
+      std::vector<float> out(in.size());
+      mha.Decode(context, {in.data(), batch, n, d}, cache, {out.data(), batch, n, d});
+      first += n;
+      ASSERT_EQ(cache.length(), first);
+      const std::vector<float> want = Rows(full, batch, length, d, first - n, n);
+      const std::vector<float> want_ref = Rows(ref, batch, length, d, first - n, n);
+      // The step computes every row with the arithmetic of the full call, but its key tiles
+      // end elsewhere: equal to a few float roundings.
+      ASSERT_LE(MaxAbsDiff(out, want), 64 * kFloatEps * (1.0 + MaxAbs(want)))
+          << "step ending at " << first;
+      if (precision == Precision::kFp32) {
+        ASSERT_LE(MaxAbsDiff(out, want_ref), 4.0 * (2 * d + first) * kFloatEps * (1.0 + MaxAbs(want_ref)));
+      } else {
+        ASSERT_GE(Cosine(out, want_ref), 0.999);
+      }
+    }
+  }
+}
+
+TEST(KvCacheTest, StepsEqualCausalForward) {
+  CheckDecode(48, 6, 6, 1, Precision::kFp32, {1, 1, 5, 64, 1, 200, 1, 17});
+  CheckDecode(48, 6, 3, 2, Precision::kFp32, {10, 1, 1, 300, 1});  // GQA, batch 2
+  CheckDecode(32, 4, 1, 1, Precision::kFp32, {1, 2, 3, 60, 1});    // multi-query
+  CheckDecode(64, 8, 2, 2, Precision::kInt8, {7, 1, 1, 250, 1, 1});
+}
+
+TEST(KvCacheTest, RejectsOverflowAndMismatch) {
+  const GqaModel model(32, 4, 2, 1);
+  const MultiheadAttention mha(model.config, model.view());
+  KvCache cache(mha, 4);
+  EXPECT_EQ(cache.max_length(), 4u);
+  EXPECT_GT(cache.bytes(), 0u);
+  std::vector<float> x(5 * 32, 0.5f), out(5 * 32);
+  Context context(1);
+  mha.Decode(context, {x.data(), 1, 3, 32}, cache, {out.data(), 1, 3, 32});
+  const auto expect_error = [&](auto&& call, const char* fragment) {
+    try {
+      call();
+      ADD_FAILURE() << "no error; expected '" << fragment << "'";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  expect_error([&] { mha.Decode(context, {x.data(), 1, 2, 32}, cache, {out.data(), 1, 2, 32}); },
+               "x.length: the cache holds 3 of 4 positions, room for 1, got 2");
+  EXPECT_EQ(cache.length(), 3u);  // a refused step leaves the cache as it was
+  expect_error([&] { mha.Decode(context, {x.data(), 2, 1, 32}, cache, {out.data(), 2, 1, 32}); },
+               "x.batch: expected the cache's batch 1, got 2");
+  const GqaModel other(32, 4, 4, 1);
+  const MultiheadAttention mha4(other.config, other.view());
+  expect_error([&] { mha4.Decode(context, {x.data(), 1, 1, 32}, cache, {out.data(), 1, 1, 32}); },
+               "cache: made for d_model 32, 4 heads, 2 key/value heads");
+  expect_error([&] { KvCache c(mha, 0); }, "max_length: expected a value in [1, ");
+  expect_error([&] { KvCache c(mha, 8, 0); }, "batch: expected a value in [1, ");
+}
+
+}  // namespace
+}  // namespace edgeattn
