@@ -157,10 +157,15 @@ NpyArray ParseNpy(const std::vector<std::uint8_t>& bytes, const std::string& sou
   bool fortran_order = false;
   NpyArray array;
   HeaderParser(header, source).Parse(&descr, &fortran_order, &array.shape);
-  if (descr != "<f4") throw fail("expected dtype '<f4' (float32), got '" + descr + "'");
+  if (descr == "|b1") {
+    array.dtype = NpyDType::kBool;
+  } else if (descr != "<f4") {
+    throw fail("expected dtype '<f4' (float32) or '|b1' (bool), got '" + descr + "'");
+  }
+  const std::size_t item_bytes = array.dtype == NpyDType::kBool ? 1 : 4;
   if (fortran_order) throw fail("expected C order, got fortran_order True");
-  if (array.shape.empty() || array.shape.size() > 3) {
-    throw fail("expected 1 to 3 dimensions, got shape " + ShapeText(array.shape));
+  if (array.shape.empty() || array.shape.size() > 4) {
+    throw fail("expected 1 to 4 dimensions, got shape " + ShapeText(array.shape));
   }
   std::size_t count = 1;
   for (std::size_t dim : array.shape) {
@@ -171,12 +176,23 @@ NpyArray ParseNpy(const std::vector<std::uint8_t>& bytes, const std::string& sou
   }
   const std::size_t data_start = header_start + header_len;
   const std::size_t available = bytes.size() - data_start;
-  if (available != count * 4) {
-    throw fail("shape " + ShapeText(array.shape) + " needs " + std::to_string(count * 4) +
+  if (available != count * item_bytes) {
+    throw fail("shape " + ShapeText(array.shape) + " needs " + std::to_string(count * item_bytes) +
                " bytes of data, the file has " + std::to_string(available));
   }
   array.data.resize(count);
-  if (count > 0) std::memcpy(array.data.data(), bytes.data() + data_start, count * 4);
+  if (array.dtype == NpyDType::kBool) {
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::uint8_t b = bytes[data_start + i];
+      if (b > 1) {
+        throw fail("bool element " + std::to_string(i) + ": expected byte 0 or 1, got " +
+                   std::to_string(b));
+      }
+      array.data[i] = b;
+    }
+  } else if (count > 0) {
+    std::memcpy(array.data.data(), bytes.data() + data_start, count * 4);
+  }
   return array;
 }
 
@@ -185,12 +201,13 @@ NpyArray ReadNpy(const std::string& path) { return ParseNpy(ReadFileBytes(path),
 std::vector<std::uint8_t> SerializeNpy(const NpyArray& array) {
   std::size_t count = 1;
   for (std::size_t dim : array.shape) count *= dim;
-  if (array.shape.empty() || array.shape.size() > 3 || count != array.data.size()) {
-    throw Error("SerializeNpy: expected 1 to 3 dimensions whose product is data.size() = " +
+  if (array.shape.empty() || array.shape.size() > 4 || count != array.data.size()) {
+    throw Error("SerializeNpy: expected 1 to 4 dimensions whose product is data.size() = " +
                 std::to_string(array.data.size()) + ", got shape " + ShapeText(array.shape));
   }
-  std::string header =
-      "{'descr': '<f4', 'fortran_order': False, 'shape': " + ShapeText(array.shape) + ", }";
+  const bool is_bool = array.dtype == NpyDType::kBool;
+  std::string header = std::string("{'descr': '") + (is_bool ? "|b1" : "<f4") +
+                       "', 'fortran_order': False, 'shape': " + ShapeText(array.shape) + ", }";
   // Pad so that the data starts on a 64-byte boundary, ending the header with '\n'.
   const std::size_t unpadded = kMagicSize + 4 + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');
@@ -201,6 +218,10 @@ std::vector<std::uint8_t> SerializeNpy(const NpyArray& array) {
   out.push_back(static_cast<std::uint8_t>(header.size() & 0xFF));
   out.push_back(static_cast<std::uint8_t>(header.size() >> 8));
   out.insert(out.end(), header.begin(), header.end());
+  if (is_bool) {
+    for (float x : array.data) out.push_back(x != 0.0f ? 1 : 0);
+    return out;
+  }
   const auto* data = reinterpret_cast<const std::uint8_t*>(array.data.data());
   out.insert(out.end(), data, data + array.data.size() * 4);
   return out;

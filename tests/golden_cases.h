@@ -16,6 +16,12 @@ struct GoldenCase {
   std::string name;
   std::size_t heads;
   bool cross;
+  bool causal = false;
+  bool key_padding_mask = false;  // _key_padding_mask.npy (bool [B, Lk])
+  bool attn_mask = false;         // _attn_mask.npy (float or bool)
+  std::string weights;            // "", "averaged" or "per_head": _weights.npy
+  std::vector<std::size_t> lengths;       // per batch item (also as _key_padding_mask.npy)
+  std::vector<std::size_t> decode_steps;  // replay as KV-cache decode steps
   std::string Path(const std::string& suffix) const;
 };
 
@@ -34,8 +40,15 @@ inline std::vector<GoldenCase> LoadGoldenCases() {
   const nlohmann::json doc = nlohmann::json::parse(in);
   std::vector<GoldenCase> cases;
   for (const auto& c : doc.at("cases")) {
-    cases.push_back({c.at("name").get<std::string>(), c.at("heads").get<std::size_t>(),
-                     c.at("cross").get<bool>()});
+    GoldenCase g{c.at("name").get<std::string>(), c.at("heads").get<std::size_t>(),
+                 c.at("cross").get<bool>()};
+    g.causal = c.value("causal", false);
+    g.key_padding_mask = c.value("key_padding_mask", false);
+    g.attn_mask = c.value("attn_mask", false);
+    g.weights = c.value("weights", std::string());
+    g.lengths = c.value("lengths", std::vector<std::size_t>());
+    g.decode_steps = c.value("decode_steps", std::vector<std::size_t>());
+    cases.push_back(g);
   }
   return cases;
 }

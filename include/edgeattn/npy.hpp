@@ -1,5 +1,5 @@
-// NumPy .npy files of float32 in C order with 1 to 3 dimensions, as numpy.save writes them
-// (format versions 1.0, 2.0 and 3.0 are read; 1.0 is written).
+// NumPy .npy files of float32 or bool in C order with 1 to 4 dimensions, as numpy.save writes
+// them (format versions 1.0, 2.0 and 3.0 are read; 1.0 is written). Bool arrays are masks.
 #ifndef EDGEATTN_NPY_HPP_
 #define EDGEATTN_NPY_HPP_
 
@@ -12,12 +12,16 @@
 
 namespace edgeattn {
 
+enum class NpyDType { kFloat32, kBool };
+
 struct NpyArray {
   std::vector<std::size_t> shape;
-  std::vector<float> data;
+  std::vector<float> data;  // bool arrays: 0.0f (False) or 1.0f (True)
+  NpyDType dtype = NpyDType::kFloat32;
 };
 
-// Throws edgeattn::Error for anything but a well-formed float32 C-order array of rank 1-3.
+// Throws edgeattn::Error for anything but a well-formed float32 ('<f4') or bool ('|b1', bytes
+// 0 or 1) C-order array of rank 1-4.
 EDGEATTN_API NpyArray ReadNpy(const std::string& path);
 EDGEATTN_API NpyArray ParseNpy(const std::vector<std::uint8_t>& bytes, const std::string& source);
 

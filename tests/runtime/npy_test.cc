@@ -37,8 +37,8 @@ void ExpectParseError(const std::vector<std::uint8_t>& bytes, const std::string&
   }
 }
 
-TEST(NpyTest, RoundTripRanks1To3) {
-  const std::vector<std::vector<std::size_t>> shapes = {{5}, {2, 3}, {2, 1, 4}};
+TEST(NpyTest, RoundTripRanks1To4) {
+  const std::vector<std::vector<std::size_t>> shapes = {{5}, {2, 3}, {2, 1, 4}, {2, 3, 1, 2}};
   for (const auto& shape : shapes) {
     NpyArray a;
     a.shape = shape;
@@ -52,6 +52,20 @@ TEST(NpyTest, RoundTripRanks1To3) {
     EXPECT_EQ(b.data, a.data);
     std::remove(path.c_str());
   }
+}
+
+// Masks come as bool arrays: numpy.save(np.array([[True, False, True]])) writes these bytes.
+TEST(NpyTest, ReadsAndWritesBoolMasks) {
+  std::vector<std::uint8_t> bytes =
+      NpyWithHeader("{'descr': '|b1', 'fortran_order': False, 'shape': (1, 3), }", 0);
+  bytes.insert(bytes.end(), {1, 0, 1});
+  const NpyArray a = ParseNpy(bytes, "mask.npy");
+  EXPECT_EQ(a.dtype, NpyDType::kBool);
+  EXPECT_EQ(a.shape, (std::vector<std::size_t>{1, 3}));
+  EXPECT_EQ(a.data, (std::vector<float>{1.0f, 0.0f, 1.0f}));
+  const NpyArray b = ParseNpy(SerializeNpy(a), "again.npy");
+  EXPECT_EQ(b.dtype, NpyDType::kBool);
+  EXPECT_EQ(b.data, a.data);
 }
 
 TEST(NpyTest, ReadsVersion2AndNumpyStyleHeaders) {
@@ -72,14 +86,20 @@ TEST(NpyTest, MalformedFiles) {
   past_end[8] = 0xFF;
   ExpectParseError(past_end, "runs past the end");
   ExpectParseError(NpyWithHeader("{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }", 16),
-                   "expected dtype '<f4' (float32), got '<f8'");
+                   "expected dtype '<f4' (float32) or '|b1' (bool), got '<f8'");
+  ExpectParseError(NpyWithHeader("{'descr': '|b1', 'fortran_order': False, 'shape': (2,), }", 3),
+                   "needs 2 bytes of data, the file has 3");
+  std::vector<std::uint8_t> not_bool =
+      NpyWithHeader("{'descr': '|b1', 'fortran_order': False, 'shape': (2,), }", 2);
+  not_bool.back() = 2;
+  ExpectParseError(not_bool, "bool element 1: expected byte 0 or 1, got 2");
   ExpectParseError(NpyWithHeader("{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }", 8),
                    "C order");
   ExpectParseError(NpyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (), }", 4),
-                   "1 to 3 dimensions");
+                   "1 to 4 dimensions");
   ExpectParseError(
-      NpyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 1, 1), }", 4),
-      "1 to 3 dimensions");
+      NpyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 1, 1, 1), }", 4),
+      "1 to 4 dimensions");
   ExpectParseError(NpyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", 8),
                    "needs 12 bytes of data, the file has 8");
   ExpectParseError(

@@ -39,6 +39,14 @@ TEST(CliTest, RunReproducesPyTorch) {
                        std::to_string(c.heads) + " --input " + c.Path("_query.npy") +
                        " --output " + out + " --threads 2";
     if (c.cross) args += " --key " + c.Path("_key.npy") + " --value " + c.Path("_value.npy");
+    if (c.causal) args += " --causal";
+    if (c.key_padding_mask) args += " --key-padding-mask " + c.Path("_key_padding_mask.npy");
+    if (c.attn_mask) args += " --attn-mask " + c.Path("_attn_mask.npy");
+    const std::string weights_out = ::testing::TempDir() + "cli_" + c.name + "_weights.npy";
+    if (!c.weights.empty()) {
+      args += " --weights-output " + weights_out;
+      if (c.weights == "per_head") args += " --per-head-weights";
+    }
     const Result r = RunCli(args);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const NpyArray got = ReadNpy(out);
@@ -47,6 +55,13 @@ TEST(CliTest, RunReproducesPyTorch) {
     EXPECT_LE(testing_support::MaxAbsDiff(got.data, expected.data),
               1e-5 * testing_support::MaxAbs(expected.data));
     std::remove(out.c_str());
+    if (!c.weights.empty()) {
+      const NpyArray weights = ReadNpy(weights_out);
+      const NpyArray want = ReadNpy(c.Path("_weights.npy"));
+      EXPECT_EQ(weights.shape, want.shape);
+      EXPECT_LE(testing_support::MaxAbsDiff(weights.data, want.data), 1e-6);
+      std::remove(weights_out.c_str());
+    }
   }
 }
 

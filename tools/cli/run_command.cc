@@ -1,6 +1,8 @@
 // edgeattn run: attention output for inputs in .npy files, weights in a safetensors file.
+#include <limits>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/npy.hpp"
@@ -12,6 +14,9 @@ namespace {
 
 struct RunOptions {
   std::string weights, input, key, value, output, precision = "auto";
+  std::string key_padding_mask, attn_mask, weights_output;
+  bool causal = false;
+  bool per_head_weights = false;
   std::size_t heads = 0;
   std::size_t threads = 0;
   std::size_t int8_block = kDefaultInt8Block;
@@ -23,6 +28,65 @@ ConstTensor AsTensor(const NpyArray& a, const std::string& name) {
   if (a.shape.size() == 3) return {a.data.data(), a.shape[0], a.shape[1], a.shape[2]};
   throw Error(name + ": expected shape [L, d] or [B, L, d], got rank " +
               std::to_string(a.shape.size()));
+}
+
+std::string ShapeText(const std::vector<std::size_t>& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// The masks and weights of the run, read from and written to .npy files.
+struct MaskFiles {
+  std::unique_ptr<bool[]> key_padding;
+  NpyArray attn_mask;
+  NpyArray weights;
+};
+
+ForwardOptions ReadMasks(const RunOptions& o, const ConstTensor& query, const ConstTensor& key,
+                         std::size_t heads, bool batched, MaskFiles* files) {
+  ForwardOptions options;
+  options.is_causal = o.causal;
+  if (!o.key_padding_mask.empty()) {
+    const NpyArray m = ReadNpy(o.key_padding_mask);
+    const std::vector<std::size_t> want =
+        batched ? std::vector<std::size_t>{key.batch, key.length} : std::vector<std::size_t>{key.length};
+    if (m.dtype != NpyDType::kBool || m.shape != want) {
+      throw Error("--key-padding-mask " + o.key_padding_mask + ": expected bool " +
+                  ShapeText(want) + " (true = ignore the key), got " +
+                  (m.dtype == NpyDType::kBool ? "bool " : "float32 ") + ShapeText(m.shape));
+    }
+    files->key_padding.reset(new bool[m.data.size()]);
+    for (std::size_t i = 0; i < m.data.size(); ++i) files->key_padding[i] = m.data[i] != 0.0f;
+    options.key_padding_mask = {files->key_padding.get(), m.data.size()};
+  }
+  if (!o.attn_mask.empty()) {
+    NpyArray& m = files->attn_mask;
+    m = ReadNpy(o.attn_mask);
+    const std::vector<std::size_t> shared{query.length, key.length};
+    const std::vector<std::size_t> per_head{query.batch * heads, query.length, key.length};
+    if (m.shape != shared && m.shape != per_head) {
+      throw Error("--attn-mask " + o.attn_mask + ": expected " + ShapeText(shared) + " or " +
+                  ShapeText(per_head) + " [batch * heads, Lq, Lk], got " + ShapeText(m.shape));
+    }
+    if (m.dtype == NpyDType::kBool) {
+      // As in PyTorch: true = not allowed to attend.
+      for (float& x : m.data) x = x != 0.0f ? -std::numeric_limits<float>::infinity() : 0.0f;
+    }
+    options.attn_mask = {m.data.data(), m.data.size()};
+  }
+  if (!o.weights_output.empty()) {
+    NpyArray& w = files->weights;
+    if (batched) w.shape.push_back(query.batch);
+    if (o.per_head_weights) w.shape.push_back(heads);
+    w.shape.push_back(query.length);
+    w.shape.push_back(key.length);
+    w.data.resize(query.batch * (o.per_head_weights ? heads : 1) * query.length * key.length);
+    options.need_weights =
+        o.per_head_weights ? AttentionWeights::kPerHead : AttentionWeights::kAveraged;
+    options.attn_weights = {w.data.data(), w.data.size()};
+  }
+  return options;
 }
 
 int Run(const RunOptions& o) {
@@ -55,10 +119,14 @@ int Run(const RunOptions& o) {
   y.shape = x.shape;
   y.shape.back() = mha.config().d_model;
   y.data.resize(query.batch * query.length * mha.config().d_model);
+  MaskFiles files;
+  const ForwardOptions options =
+      ReadMasks(o, query, key, mha.config().num_heads, x.shape.size() == 3, &files);
   Context context(o.threads);
   mha.Forward(context, query, key, value,
-              {y.data.data(), query.batch, query.length, mha.config().d_model});
+              {y.data.data(), query.batch, query.length, mha.config().d_model}, options);
   WriteNpy(o.output, y);
+  if (!o.weights_output.empty()) WriteNpy(o.weights_output, files.weights);
   return 0;
 }
 
@@ -70,7 +138,8 @@ Command AddRunCommand(CLI::App& parent) {
       "run", "Compute attention for inputs in .npy files (self-attention unless --key/--value)");
   app->add_option("--weights", o->weights,
                   "safetensors file with in_proj_weight, in_proj_bias, out_proj.weight, "
-                  "out_proj.bias (as PyTorch's state_dict)")
+                  "out_proj.bias (as PyTorch's state_dict), or q_proj.weight, k_proj.weight, "
+                  "v_proj.weight, o_proj.weight (grouped-query: fewer k/v rows)")
       ->required()
       ->check(CLI::ExistingFile);
   app->add_option("--heads", o->heads,
@@ -84,6 +153,21 @@ Command AddRunCommand(CLI::App& parent) {
   app->add_option("--value", o->value, "Value .npy for cross-attention (with --key)")
       ->check(CLI::ExistingFile);
   app->add_option("--output", o->output, "Output .npy, same rank as --input")->required();
+  app->add_flag("--causal", o->causal,
+                "Causal mask: query i attends keys j <= i (upper triangle never computed)");
+  app->add_option("--key-padding-mask", o->key_padding_mask,
+                  "bool .npy [Lk] or [B, Lk]: true = ignore that key (PyTorch's "
+                  "key_padding_mask)")
+      ->check(CLI::ExistingFile);
+  app->add_option("--attn-mask", o->attn_mask,
+                  ".npy [Lq, Lk] or [B * heads, Lq, Lk]: float32 added to the scores, or bool "
+                  "with true = not allowed (PyTorch's attn_mask)")
+      ->check(CLI::ExistingFile);
+  app->add_option("--weights-output", o->weights_output,
+                  "Also write the attention weights to this .npy: [B, Lq, Lk] averaged over "
+                  "heads, or [B, heads, Lq, Lk] with --per-head-weights (no B for [L, d] input)");
+  app->add_flag("--per-head-weights", o->per_head_weights,
+                "--weights-output per head instead of averaged");
   app->add_option("--precision", o->precision,
                   "fp32, or int8 (quantizes a float file's projections on the fly); auto: int8 "
                   "for int8 files, fp32 otherwise")
