@@ -15,7 +15,7 @@ template <class Fn>
 void ExpectError(const Fn& fn, std::initializer_list<const char*> fragments) {
   try {
     fn();
-    ADD_FAILURE() << "no error thrown";
+    ADD_FAILURE() << "no error thrown; expected " << *fragments.begin();
   } catch (const Error& e) {
     for (const char* f : fragments) {
       EXPECT_NE(std::string(e.what()).find(f), std::string::npos)
@@ -112,6 +112,79 @@ TEST(ValidationTest, ExecutorWithNoWorkers) {
   } empty;
   ExpectError([&] { Context ctx(empty); }, {"workers", "got 0"});
   EXPECT_EQ(Context(none).threads(), 1u);
+}
+
+}  // namespace
+}  // namespace edgeattn
+
+namespace edgeattn {
+namespace {
+
+TEST(ValidationTest, GroupedQueryConfigAndWeights) {
+  const Weights w(8);
+  Config c{8, 4};
+  c.num_kv_heads = 3;
+  ExpectError([&] { MultiheadAttention(c, w.view()); },
+              {"num_kv_heads", "divisor of num_heads (4)", "got 3"});
+  c.num_kv_heads = 2;  // kv_dim 4
+  std::vector<float> q(64), k(32), v(31), kb(4);
+  WeightsView sep;
+  sep.q_proj_weight = {q.data(), q.size()};
+  sep.k_proj_weight = {k.data(), k.size()};
+  sep.v_proj_weight = {v.data(), v.size()};
+  sep.out_proj_weight = {w.w_out.data(), w.w_out.size()};
+  ExpectError([&] { MultiheadAttention(c, sep); }, {"v_proj_weight", "[4, 8]", "got 31"});
+  sep.v_proj_weight = {k.data(), k.size()};
+  sep.k_proj_bias = {kb.data(), kb.size()};
+  ExpectError([&] { MultiheadAttention(c, sep); }, {"q_proj_bias", "[8]", "null"});
+  sep.k_proj_bias = {};
+  sep.in_proj_weight = {w.w_in.data(), w.w_in.size()};
+  ExpectError([&] { MultiheadAttention(c, sep); }, {"in_proj_weight", "expected null"});
+}
+
+// Every forward option is checked against the call's shape before anything runs.
+TEST(ValidationTest, ForwardOptions) {
+  const Weights w(8);
+  const MultiheadAttention mha({8, 2}, w.view());
+  std::vector<float> q(2 * 3 * 8), kv(2 * 5 * 8), out(q.size());
+  Context context(1);
+  const auto forward = [&](const ForwardOptions& o) {
+    mha.Forward(context, {q.data(), 2, 3, 8}, {kv.data(), 2, 5, 8}, {kv.data(), 2, 5, 8},
+                {out.data(), 2, 3, 8}, o);
+  };
+  bool padding[10] = {};
+  std::vector<float> mask(2 * 2 * 3 * 5), weights(2 * 2 * 3 * 5);
+  const std::size_t lengths[] = {3, 6};
+  ForwardOptions o;
+  o.key_padding_mask = {padding, 9};
+  ExpectError([&] { forward(o); }, {"key_padding_mask", "10 values [batch, Lk]", "got 9"});
+  o = {};
+  o.key_padding_mask = {nullptr, 10};
+  ExpectError([&] { forward(o); }, {"key_padding_mask", "null pointer with size 10"});
+  o = {};
+  o.attn_mask = {mask.data(), 16};
+  ExpectError([&] { forward(o); }, {"attn_mask", "15 floats [Lq = 3, Lk = 5]", "60", "got 16"});
+  o = {};
+  o.query_lengths = {lengths, 1};
+  ExpectError([&] { forward(o); }, {"query_lengths", "2 values [batch]", "got 1"});
+  o = {};
+  o.key_lengths = {lengths, 2};
+  ExpectError([&] { forward(o); }, {"key_lengths[1]", "[0, 5]", "got 6"});
+  o = {};
+  o.need_weights = AttentionWeights::kPerHead;
+  ExpectError([&] { forward(o); }, {"attn_weights", "[batch, num_heads, Lq, Lk]", "null"});
+  o.attn_weights = {weights.data(), 30};
+  ExpectError([&] { forward(o); }, {"attn_weights", "60 values", "got 30"});
+  o.need_weights = AttentionWeights::kAveraged;
+  o.attn_weights = {weights.data(), 60};
+  ExpectError([&] { forward(o); }, {"attn_weights", "30 values [batch, Lq, Lk]", "got 60"});
+  o.need_weights = AttentionWeights::kNone;
+  ExpectError([&] { forward(o); }, {"attn_weights", "need_weights is kNone"});
+  o.need_weights = static_cast<AttentionWeights>(7);
+  ExpectError([&] { forward(o); }, {"need_weights", "got 7"});
+  // A refused call writes nothing.
+  std::vector<float> untouched(out.size(), 0.0f);
+  EXPECT_EQ(out, untouched);
 }
 
 }  // namespace

@@ -81,6 +81,17 @@ TEST(CliTest, RunErrorsNameTheArgument) {
   r = RunCli(base + " --heads 4 --precision fp16");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("--precision"), std::string::npos) << r.output;
+  // Mask files of the wrong dtype or shape (the first case is [7, 16], 4 heads).
+  r = RunCli(base + " --heads 4 --key-padding-mask " + c.Path("_query.npy"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("--key-padding-mask"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("expected bool [7] (true = ignore the key), got float32 [7, 16]"),
+            std::string::npos) << r.output;
+  r = RunCli(base + " --heads 4 --attn-mask " + c.Path("_query.npy"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("--attn-mask"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("expected [7, 7] or [4, 7, 7] [batch * heads, Lq, Lk], got [7, 16]"),
+            std::string::npos) << r.output;
   r = RunCli(base + " --heads 4 --precision int8 --int8-block 6");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("int8_block: expected a multiple of 4"), std::string::npos) << r.output;
