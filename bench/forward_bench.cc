@@ -57,6 +57,68 @@ BENCHMARK(BM_ForwardInt8)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// Causal self-attention skips the key tiles above the diagonal: compare with BM_ForwardF32
+// of the same shape (about half the attention core's work is left). The counters count the
+// full, non-causal work, so they show the effective rate.
+void BM_ForwardCausalF32(benchmark::State& state) {
+  const ShapeSpec& s = Shape(state);
+  const RandomModel model(s.d_model, s.heads);
+  const std::vector<float> x = RandomActivations(s.seq * s.d_model);
+  std::vector<float> y(x.size());
+  const MultiheadAttention mha(model.config, model.view());
+  Context context(1);
+  ForwardOptions causal;
+  causal.is_causal = true;
+  for (auto _ : state) {
+    mha.Forward(context, {x.data(), 1, s.seq, s.d_model}, {y.data(), 1, s.seq, s.d_model},
+                causal);
+    benchmark::DoNotOptimize(y.data());
+  }
+  SetCounters(state, s, 1);
+}
+BENCHMARK(BM_ForwardCausalF32)
+    ->ArgNames({"shape", "threads"})
+    ->ArgsProduct({{2, 3}, {1}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// One decode step (one new position) against a KV cache of `cached` positions, d 768, 12 heads:
+// the time per step grows linearly with the cache (compare cached = 128 ... 2048).
+void Decode(benchmark::State& state, Precision precision) {
+  const ShapeSpec& s = DecodeShape();
+  const std::size_t cached = static_cast<std::size_t>(state.range(0));
+  const std::size_t threads = static_cast<std::size_t>(state.range(1));
+  const std::size_t d = s.d_model;
+  const RandomModel model(d, s.heads);
+  Config config = model.config;
+  config.precision = precision;
+  const MultiheadAttention mha(config, model.view());
+  const std::vector<float> x = RandomActivations((cached + 1) * d);
+  std::vector<float> prefix_out(cached * d), y(d);
+  Context context(threads);
+  KvCache cache(mha, cached + 1);
+  mha.Decode(context, {x.data(), 1, cached, d}, cache, {prefix_out.data(), 1, cached, d});
+  for (auto _ : state) {
+    cache.Truncate(cached);
+    mha.Decode(context, {x.data() + cached * d, 1, 1, d}, cache, {y.data(), 1, 1, d});
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(DecodeFlops(cached, d) * 1e-9,
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+}
+void BM_DecodeF32(benchmark::State& state) { Decode(state, Precision::kFp32); }
+void BM_DecodeInt8(benchmark::State& state) { Decode(state, Precision::kInt8); }
+BENCHMARK(BM_DecodeF32)
+    ->ArgNames({"cached", "threads"})
+    ->ArgsProduct({{128, 512, 2048}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_DecodeInt8)
+    ->ArgNames({"cached", "threads"})
+    ->ArgsProduct({{128, 512, 2048}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 void BM_ForwardReference(benchmark::State& state) {
   const ShapeSpec& s = Shape(state);
   const RandomModel model(s.d_model, s.heads);

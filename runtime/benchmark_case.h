@@ -32,6 +32,19 @@ inline const std::vector<ShapeSpec>& ContractShapes() {
   return kShapes;
 }
 
+// The decode shape: one new query position against a cache of `seq` positions (DESIGN.md).
+inline const ShapeSpec& DecodeShape() {
+  static const ShapeSpec kShape = {"decode", 512, 768, 12};
+  return kShape;
+}
+
+// Floating-point operations of one decode step of one new position with `cached` positions
+// already in the cache: four one-row projections and the attention over cached + 1 keys.
+inline double DecodeFlops(std::size_t cached, std::size_t d) {
+  const double dd = static_cast<double>(d);
+  return 8.0 * dd * dd + 4.0 * static_cast<double>(cached + 1) * dd;
+}
+
 // Floating-point operations of one forward call: four projections (2 flops per multiply-add)
 // and the attention core (Q K^T and P V).
 inline double ForwardFlops(std::size_t batch, std::size_t lq, std::size_t lk, std::size_t d) {

@@ -57,6 +57,14 @@ std::size_t KvCache::bytes() const {
 }
 void KvCache::Clear() { state_->length = 0; }
 
+void KvCache::Truncate(std::size_t length) {
+  if (length > state_->length) {
+    throw Error("length: expected at most the cached length " + Str(state_->length) + ", got " +
+                Str(length));
+  }
+  state_->length = length;
+}
+
 MhaShape ValidateDecode(const Config& config, const ConstTensor& x, const Tensor& out,
                         const KvCache::State& cache) {
   if (cache.d_model != config.d_model || cache.heads != config.num_heads ||

@@ -141,6 +141,8 @@ class EDGEATTN_API KvCache {
   std::size_t batch() const;
   std::size_t bytes() const;
   void Clear();  // back to length 0; keeps the memory
+  // Keeps the first `length` positions (<= length()), e.g. to roll back rejected tokens.
+  void Truncate(std::size_t length);
 
   struct State;
 

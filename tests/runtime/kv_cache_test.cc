@@ -83,6 +83,23 @@ TEST(KvCacheTest, StepsEqualCausalForward) {
   CheckDecode(64, 8, 2, 2, Precision::kInt8, {7, 1, 1, 250, 1, 1});
 }
 
+// Rolling back positions and decoding others gives what decoding those from the start gives.
+TEST(KvCacheTest, TruncateRollsBack) {
+  const GqaModel model(32, 4, 2, 8);
+  const MultiheadAttention mha(model.config, model.view());
+  const std::vector<float> x = RandomNormal(6 * 32, 3), other = RandomNormal(2 * 32, 4);
+  Context context(1);
+  KvCache rolled(mha, 8), fresh(mha, 8);
+  std::vector<float> out(6 * 32), want(2 * 32), got(2 * 32);
+  mha.Decode(context, {x.data(), 1, 6, 32}, rolled, {out.data(), 1, 6, 32});
+  rolled.Truncate(4);
+  mha.Decode(context, {other.data(), 1, 2, 32}, rolled, {got.data(), 1, 2, 32});
+  mha.Decode(context, {x.data(), 1, 4, 32}, fresh, {out.data(), 1, 4, 32});
+  mha.Decode(context, {other.data(), 1, 2, 32}, fresh, {want.data(), 1, 2, 32});
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(rolled.length(), 6u);
+}
+
 TEST(KvCacheTest, RejectsOverflowAndMismatch) {
   const GqaModel model(32, 4, 2, 1);
   const MultiheadAttention mha(model.config, model.view());
@@ -109,6 +126,7 @@ TEST(KvCacheTest, RejectsOverflowAndMismatch) {
   const MultiheadAttention mha4(other.config, other.view());
   expect_error([&] { mha4.Decode(context, {x.data(), 1, 1, 32}, cache, {out.data(), 1, 1, 32}); },
                "cache: made for d_model 32, 4 heads, 2 key/value heads");
+  expect_error([&] { cache.Truncate(4); }, "length: expected at most the cached length 3, got 4");
   expect_error([&] { KvCache c(mha, 0); }, "max_length: expected a value in [1, ");
   expect_error([&] { KvCache c(mha, 8, 0); }, "batch: expected a value in [1, ");
 }

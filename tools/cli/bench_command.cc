@@ -145,6 +145,59 @@ void BenchShape(const ShapeSpec& shape, const BenchOptions& o) {
   }
 }
 
+// Decode: each timed call rolls the cache back to DecodeShape().seq positions and decodes one
+// more, so every call sees the same cache length. The reference is the same new position
+// attending to all cached positions, from the float reference over the whole sequence.
+void BenchDecode(const BenchOptions& o) {
+  const ShapeSpec& shape = DecodeShape();
+  const std::size_t d = shape.d_model;
+  const std::size_t cached = shape.seq;
+  const RandomModel model(d, shape.heads);
+  const std::vector<float> x = RandomActivations((cached + 1) * d);
+  const ConstTensor last{x.data() + cached * d, 1, 1, d};
+  const ConstTensor all{x.data(), 1, cached + 1, d};
+  const double flops = DecodeFlops(cached, d);
+
+  std::vector<float> ref(d);
+  const auto run_reference = [&] {
+    ReferenceForward(model.config, model.view(), last, all, all, {ref.data(), 1, 1, d});
+  };
+  run_reference();
+  const Timing ref_timing = Measure(run_reference, o.min_time, o.min_calls, true);
+  PrintRow({shape.name, "reference", 1, ref_timing, flops / ref_timing.median_ms * 1e-6, 0.0,
+            1.0, 1.0, 1.0, 0},
+           o.json);
+
+  std::vector<float> prefix_out(cached * d), out(d);
+  for (const std::string& precision : o.precisions) {
+    Config config = model.config;
+    config.precision = precision == "int8" ? Precision::kInt8 : Precision::kFp32;
+    config.int8_block = o.int8_block;
+    const MultiheadAttention mha(config, model.view());
+    double first_median_ms = 0.0;
+    for (std::size_t threads : o.threads) {
+      Context context(threads);
+      KvCache cache(mha, cached + 1);
+      mha.Decode(context, {x.data(), 1, cached, d}, cache, {prefix_out.data(), 1, cached, d});
+      const auto run = [&] {
+        cache.Truncate(cached);
+        mha.Decode(context, last, cache, {out.data(), 1, 1, d});
+      };
+      run();
+      run();
+      Row row{shape.name, precision, context.threads(),
+              Measure(run, o.min_time, o.min_calls, false), 0, 0, 0, 0, 0,
+              context.workspace_bytes() + cache.bytes()};
+      if (first_median_ms == 0.0) first_median_ms = row.timing.median_ms;
+      row.gflops = flops / row.timing.median_ms * 1e-6;
+      row.speedup = ref_timing.median_ms / row.timing.median_ms;
+      row.scaling = first_median_ms / row.timing.median_ms;
+      Compare(out, ref, &row.max_abs_err, &row.cosine);
+      PrintRow(row, o.json);
+    }
+  }
+}
+
 int Bench(BenchOptions o) {
   std::vector<ShapeSpec> shapes;
   const bool custom = o.seq != 0 || o.d_model != 0 || o.heads != 0;
@@ -169,6 +222,7 @@ int Bench(BenchOptions o) {
                 "vs 1st", "work MiB");
   }
   for (const ShapeSpec& s : shapes) BenchShape(s, o);
+  if (!custom && (o.shape == "all" || o.shape == "decode")) BenchDecode(o);
   return 0;
 }
 
@@ -178,8 +232,10 @@ Command AddBenchCommand(CLI::App& parent) {
   auto o = std::make_shared<BenchOptions>();
   CLI::App* app = parent.add_subcommand(
       "bench", "Time the forward pass on seeded random weights against the float reference");
-  app->add_option("--shape", o->shape, "Contract shape")
-      ->check(CLI::IsMember({"tiny", "minilm", "bert", "whisper", "all"}))
+  app->add_option("--shape", o->shape,
+                  "Contract shape; decode: one new position against a KV cache of 512 (d 768, "
+                  "12 heads), in ms per step (work MiB includes the cache)")
+      ->check(CLI::IsMember({"tiny", "minilm", "bert", "whisper", "decode", "all"}))
       ->capture_default_str();
   app->add_option("--seq", o->seq, "Custom shape: sequence length");
   app->add_option("--d-model", o->d_model, "Custom shape: model width");
