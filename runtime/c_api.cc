@@ -16,6 +16,10 @@ struct edgeattn_context {
   explicit edgeattn_context(std::size_t threads) : context(threads) {}
 };
 
+struct edgeattn_kv_cache {
+  edgeattn::KvCache cache;
+};
+
 namespace {
 
 thread_local std::string last_error;
@@ -53,6 +57,35 @@ edgeattn::Precision ToPrecision(int p) {
                         std::to_string(p));
 }
 
+edgeattn::AttentionWeights ToWeightsMode(int mode) {
+  switch (mode) {
+    case EDGEATTN_WEIGHTS_NONE:
+      return edgeattn::AttentionWeights::kNone;
+    case EDGEATTN_WEIGHTS_PER_HEAD:
+      return edgeattn::AttentionWeights::kPerHead;
+    case EDGEATTN_WEIGHTS_AVERAGED:
+      return edgeattn::AttentionWeights::kAveraged;
+    default:
+      throw edgeattn::Error(
+          "need_weights: expected EDGEATTN_WEIGHTS_NONE, _PER_HEAD or _AVERAGED, got " +
+          std::to_string(mode));
+  }
+}
+
+// Lengths arrays carry no size in C: they hold one value per batch item.
+edgeattn::ForwardOptions ToOptions(const edgeattn_forward_options* o, std::size_t batch) {
+  edgeattn::ForwardOptions r;
+  if (o == nullptr) return r;
+  r.is_causal = o->is_causal != 0;
+  r.key_padding_mask = {o->key_padding_mask, o->key_padding_mask_size};
+  r.attn_mask = {o->attn_mask, o->attn_mask_size};
+  if (o->query_lengths != nullptr) r.query_lengths = {o->query_lengths, batch};
+  if (o->key_lengths != nullptr) r.key_lengths = {o->key_lengths, batch};
+  r.need_weights = ToWeightsMode(o->need_weights);
+  r.attn_weights = {o->attn_weights, o->attn_weights_size};
+  return r;
+}
+
 }  // namespace
 
 extern "C" {
@@ -69,11 +102,18 @@ edgeattn_status edgeattn_operator_create(const edgeattn_config* config,
     RequireNonNull(weights, "weights");
     const edgeattn::Config c{config->d_model, config->num_heads, ToPrecision(config->precision),
                              config->int8_block == 0 ? edgeattn::kDefaultInt8Block
-                                                     : config->int8_block};
+                                                     : config->int8_block,
+                             config->num_kv_heads};
     const edgeattn::WeightsView w{{weights->in_proj_weight, weights->in_proj_weight_size},
                                   {weights->in_proj_bias, weights->in_proj_bias_size},
                                   {weights->out_proj_weight, weights->out_proj_weight_size},
-                                  {weights->out_proj_bias, weights->out_proj_bias_size}};
+                                  {weights->out_proj_bias, weights->out_proj_bias_size},
+                                  {weights->q_proj_weight, weights->q_proj_weight_size},
+                                  {weights->k_proj_weight, weights->k_proj_weight_size},
+                                  {weights->v_proj_weight, weights->v_proj_weight_size},
+                                  {weights->q_proj_bias, weights->q_proj_bias_size},
+                                  {weights->k_proj_bias, weights->k_proj_bias_size},
+                                  {weights->v_proj_bias, weights->v_proj_bias_size}};
     *out = new edgeattn_operator{edgeattn::MultiheadAttention(c, w)};
   });
 }
@@ -109,6 +149,14 @@ edgeattn_status edgeattn_forward(const edgeattn_operator* op, edgeattn_context* 
                                  const float* query, size_t batch, size_t query_length,
                                  const float* key, const float* value, size_t key_length,
                                  float* out) {
+  return edgeattn_forward_ex(op, context, query, batch, query_length, key, value, key_length,
+                             out, nullptr);
+}
+
+edgeattn_status edgeattn_forward_ex(const edgeattn_operator* op, edgeattn_context* context,
+                                    const float* query, size_t batch, size_t query_length,
+                                    const float* key, const float* value, size_t key_length,
+                                    float* out, const edgeattn_forward_options* options) {
   return Guard([&] {
     RequireNonNull(op, "op");
     RequireNonNull(context, "context");
@@ -119,12 +167,48 @@ edgeattn_status edgeattn_forward(const edgeattn_operator* op, edgeattn_context* 
     const std::size_t d = op->mha.config().d_model;
     const edgeattn::ConstTensor q{query, batch, query_length, d};
     const edgeattn::Tensor y{out, batch, query_length, d};
+    const edgeattn::ForwardOptions o = ToOptions(options, batch);
     if (key == nullptr) {
-      op->mha.Forward(context->context, q, y);
+      op->mha.Forward(context->context, q, y, o);
     } else {
       op->mha.Forward(context->context, q, {key, batch, key_length, d},
-                      {value, batch, key_length, d}, y);
+                      {value, batch, key_length, d}, y, o);
     }
+  });
+}
+
+edgeattn_status edgeattn_kv_cache_create(const edgeattn_operator* op, size_t max_length,
+                                         size_t batch, edgeattn_kv_cache** out) {
+  return Guard([&] {
+    RequireNonNull(out, "out");
+    *out = nullptr;
+    RequireNonNull(op, "op");
+    *out = new edgeattn_kv_cache{edgeattn::KvCache(op->mha, max_length, batch)};
+  });
+}
+
+void edgeattn_kv_cache_destroy(edgeattn_kv_cache* cache) { delete cache; }
+
+size_t edgeattn_kv_cache_length(const edgeattn_kv_cache* cache) {
+  return cache != nullptr ? cache->cache.length() : 0;
+}
+
+edgeattn_status edgeattn_kv_cache_truncate(edgeattn_kv_cache* cache, size_t length) {
+  return Guard([&] {
+    RequireNonNull(cache, "cache");
+    cache->cache.Truncate(length);
+  });
+}
+
+edgeattn_status edgeattn_decode(const edgeattn_operator* op, edgeattn_context* context,
+                                edgeattn_kv_cache* cache, const float* x, size_t batch,
+                                size_t n, float* out) {
+  return Guard([&] {
+    RequireNonNull(op, "op");
+    RequireNonNull(context, "context");
+    RequireNonNull(cache, "cache");
+    const std::size_t d = op->mha.config().d_model;
+    op->mha.Decode(context->context, {x, batch, n, d}, cache->cache, {out, batch, n, d});
   });
 }
 

@@ -5,6 +5,7 @@
 #ifndef EDGEATTN_EDGEATTN_H_
 #define EDGEATTN_EDGEATTN_H_
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -31,9 +32,12 @@ typedef struct edgeattn_config {
   size_t num_heads;
   int precision; /* an edgeattn_precision; int, so that any value a caller passes is checked */
   size_t int8_block; /* values per activation scale in int8 mode; 0: the default (64) */
+  size_t num_kv_heads; /* grouped-query attention: a divisor of num_heads; 0: num_heads */
 } edgeattn_config;
 
-/* Sizes are element counts, checked against d_model. A NULL bias means no bias. */
+/* Sizes are element counts, checked against d_model. A NULL bias means no bias. The input
+ * projections come packed (in_proj_weight) or separately (q/k/v_proj_weight, with
+ * in_proj_weight NULL; k and v have kv_dim = num_kv_heads * d_model / num_heads rows). */
 typedef struct edgeattn_weights {
   const float* in_proj_weight; /* [3 * d_model, d_model] */
   size_t in_proj_weight_size;
@@ -43,10 +47,44 @@ typedef struct edgeattn_weights {
   size_t out_proj_weight_size;
   const float* out_proj_bias; /* [d_model] or NULL */
   size_t out_proj_bias_size;
+  const float* q_proj_weight; /* [d_model, d_model] */
+  size_t q_proj_weight_size;
+  const float* k_proj_weight; /* [kv_dim, d_model] */
+  size_t k_proj_weight_size;
+  const float* v_proj_weight; /* [kv_dim, d_model] */
+  size_t v_proj_weight_size;
+  const float* q_proj_bias; /* [d_model] or NULL (with separate weights) */
+  size_t q_proj_bias_size;
+  const float* k_proj_bias; /* [kv_dim] or NULL */
+  size_t k_proj_bias_size;
+  const float* v_proj_bias; /* [kv_dim] or NULL */
+  size_t v_proj_bias_size;
 } edgeattn_weights;
+
+typedef enum edgeattn_attention_weights {
+  EDGEATTN_WEIGHTS_NONE = 0,
+  EDGEATTN_WEIGHTS_PER_HEAD = 1, /* attn_weights [batch, num_heads, Lq, Lk] */
+  EDGEATTN_WEIGHTS_AVERAGED = 2  /* attn_weights [batch, Lq, Lk], the mean over heads */
+} edgeattn_attention_weights;
+
+/* Masks and extras of a forward call, as edgeattn::ForwardOptions (see edgeattn.hpp); a
+ * zero-initialised struct turns everything off. Array sizes are element counts. */
+typedef struct edgeattn_forward_options {
+  int is_causal;                 /* query i attends keys j <= i */
+  const bool* key_padding_mask;  /* [batch, Lk], true = ignore the key, or NULL */
+  size_t key_padding_mask_size;
+  const float* attn_mask; /* additive [Lq, Lk] or [batch * num_heads, Lq, Lk], or NULL */
+  size_t attn_mask_size;
+  const size_t* query_lengths; /* [batch] valid lengths of a padded batch, or NULL */
+  const size_t* key_lengths;   /* [batch], or NULL (self-attention: query_lengths) */
+  int need_weights;            /* an edgeattn_attention_weights */
+  float* attn_weights;
+  size_t attn_weights_size;
+} edgeattn_forward_options;
 
 typedef struct edgeattn_operator edgeattn_operator;
 typedef struct edgeattn_context edgeattn_context;
+typedef struct edgeattn_kv_cache edgeattn_kv_cache;
 
 /* The message of the last failed call on this thread ("" if none). Valid until the next call
  * on this thread. */
@@ -74,6 +112,33 @@ EDGEATTN_C_API edgeattn_status edgeattn_forward(const edgeattn_operator* op,
                                                 size_t batch, size_t query_length,
                                                 const float* key, const float* value,
                                                 size_t key_length, float* out);
+
+/* edgeattn_forward with options (NULL: none). */
+EDGEATTN_C_API edgeattn_status edgeattn_forward_ex(const edgeattn_operator* op,
+                                                   edgeattn_context* context, const float* query,
+                                                   size_t batch, size_t query_length,
+                                                   const float* key, const float* value,
+                                                   size_t key_length, float* out,
+                                                   const edgeattn_forward_options* options);
+
+/* A KV cache for incremental decoding with op: room for max_length positions of batch
+ * sequences. */
+EDGEATTN_C_API edgeattn_status edgeattn_kv_cache_create(const edgeattn_operator* op,
+                                                        size_t max_length, size_t batch,
+                                                        edgeattn_kv_cache** out);
+EDGEATTN_C_API void edgeattn_kv_cache_destroy(edgeattn_kv_cache* cache);
+EDGEATTN_C_API size_t edgeattn_kv_cache_length(const edgeattn_kv_cache* cache);
+/* Keeps the first `length` positions (at most the cached length); 0 clears the cache. */
+EDGEATTN_C_API edgeattn_status edgeattn_kv_cache_truncate(edgeattn_kv_cache* cache,
+                                                          size_t length);
+
+/* One decode step: x [batch, n, d_model] are the next n positions of each sequence; their keys
+ * and values are appended to the cache and out [batch, n, d_model] receives their causal
+ * attention over every cached position. */
+EDGEATTN_C_API edgeattn_status edgeattn_decode(const edgeattn_operator* op,
+                                               edgeattn_context* context,
+                                               edgeattn_kv_cache* cache, const float* x,
+                                               size_t batch, size_t n, float* out);
 
 #ifdef __cplusplus
 }

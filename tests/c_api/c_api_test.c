@@ -46,6 +46,80 @@ int main(void) {
   check(fabs(y[0] - (a + 0.5)) < 1e-6, "cross-attention values");
   check(strcmp(edgeattn_last_error(), "") == 0, "no error after success");
 
+  /* Options: causal row 0 sees key 0 only, so its head output is v0 = (1, 0) and y0 = (1.5,
+   * -0.5); masking key 1 for both rows gives that for both. */
+  {
+    edgeattn_forward_options options;
+    memset(&options, 0, sizeof options);
+    options.is_causal = 1;
+    check(edgeattn_forward_ex(op, context, x, 1, 2, NULL, NULL, 0, y, &options) == EDGEATTN_OK,
+          "causal forward");
+    check(fabs(y[0] - 1.5) < 1e-6 && fabs(y[1] + 0.5) < 1e-6, "causal row 0");
+    check(fabs(y[2] - (0.5 + 1 - a)) < 1e-6, "causal row 1 sees both keys");
+    const bool padding[2] = {false, true};
+    float weights[4] = {0, 0, 0, 0};
+    options.is_causal = 0;
+    options.key_padding_mask = padding;
+    options.key_padding_mask_size = 2;
+    options.need_weights = EDGEATTN_WEIGHTS_AVERAGED;
+    options.attn_weights = weights;
+    options.attn_weights_size = 4;
+    check(edgeattn_forward_ex(op, context, x, 1, 2, NULL, NULL, 0, y, &options) == EDGEATTN_OK,
+          "key padding forward");
+    check(fabs(y[2] - 1.5) < 1e-6 && weights[0] == 1.0f && weights[3] == 0.0f,
+          "key padding values and weights");
+    options.key_padding_mask_size = 3;
+    check_error(edgeattn_forward_ex(op, context, x, 1, 2, NULL, NULL, 0, y, &options),
+                "key_padding_mask", "short key padding mask");
+    options.key_padding_mask_size = 2;
+    options.need_weights = 7;
+    check_error(edgeattn_forward_ex(op, context, x, 1, 2, NULL, NULL, 0, y, &options),
+                "need_weights", "bad weights mode");
+  }
+
+  /* Decoding the two positions one by one gives the causal forward's rows. */
+  {
+    edgeattn_kv_cache* cache = NULL;
+    float step[2];
+    check(edgeattn_kv_cache_create(op, 2, 1, &cache) == EDGEATTN_OK, "cache");
+    check(edgeattn_decode(op, context, cache, x, 1, 1, step) == EDGEATTN_OK, "decode 0");
+    check(fabs(step[0] - 1.5) < 1e-6 && fabs(step[1] + 0.5) < 1e-6, "decode 0 values");
+    check(edgeattn_decode(op, context, cache, x + 2, 1, 1, step) == EDGEATTN_OK, "decode 1");
+    check(fabs(step[0] - (0.5 + 1 - a)) < 1e-6, "decode 1 values");
+    check(edgeattn_kv_cache_length(cache) == 2, "cache length");
+    check_error(edgeattn_decode(op, context, cache, x, 1, 1, step), "x.length", "cache full");
+    check(edgeattn_kv_cache_truncate(cache, 1) == EDGEATTN_OK, "truncate");
+    check_error(edgeattn_kv_cache_truncate(cache, 2), "length", "truncate past the end");
+    check_error(edgeattn_kv_cache_create(op, 0, 1, &cache), "max_length", "empty cache");
+    check(cache == NULL, "no cache on failure");
+    check_error(edgeattn_decode(op, context, NULL, x, 1, 1, step), "cache", "null cache");
+    edgeattn_kv_cache_destroy(cache);
+    edgeattn_kv_cache_destroy(NULL);
+  }
+
+  /* Grouped-query weights: two query heads share one key/value head (kv_dim 1). */
+  {
+    edgeattn_config gqa = {2, 2, EDGEATTN_FP32, 0, 1};
+    const float kv_rows[2] = {1, 0};
+    edgeattn_weights separate;
+    edgeattn_operator* gop = NULL;
+    memset(&separate, 0, sizeof separate);
+    separate.q_proj_weight = eye;
+    separate.q_proj_weight_size = 4;
+    separate.k_proj_weight = kv_rows;
+    separate.k_proj_weight_size = 2;
+    separate.v_proj_weight = kv_rows;
+    separate.v_proj_weight_size = 2;
+    separate.out_proj_weight = eye;
+    separate.out_proj_weight_size = 4;
+    check(edgeattn_operator_create(&gqa, &separate, &gop) == EDGEATTN_OK, "GQA operator");
+    check(edgeattn_forward(gop, context, x, 1, 2, NULL, NULL, 0, y) == EDGEATTN_OK, "GQA forward");
+    edgeattn_operator_destroy(gop);
+    separate.k_proj_weight_size = 4;
+    check_error(edgeattn_operator_create(&gqa, &separate, &gop), "k_proj_weight",
+                "GQA key rows");
+  }
+
   check_error(edgeattn_forward(op, context, x, 1, 0, NULL, NULL, 0, y), "query.length",
               "zero length");
   check_error(edgeattn_forward(op, context, NULL, 1, 2, NULL, NULL, 0, y), "query.data",
