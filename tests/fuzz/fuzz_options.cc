@@ -1,0 +1,120 @@
+// libFuzzer target: forward options and KV-cache decode steps as an app might get them wrong.
+// The bytes choose the shape, head grouping, precision, every option (sizes off by a little,
+// lengths out of range, mask values including NaN and inf, any weights mode) and a few decode
+// steps; every call must either work or throw edgeattn::Error, never touch memory it should not.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "edgeattn/edgeattn.hpp"
+
+namespace {
+
+// Reads the fuzz input a byte at a time, zeros past its end.
+class Bytes {
+ public:
+  Bytes(const std::uint8_t* data, std::size_t size) : data_(data), size_(size) {}
+  std::uint8_t Next() { return pos_ < size_ ? data_[pos_++] : 0; }
+  std::size_t Below(std::size_t n) { return Next() % n; }
+  // A size near `want`: usually right, sometimes a little off or zero.
+  std::size_t SizeNear(std::size_t want) {
+    switch (Below(8)) {
+      case 0: return want + 1;
+      case 1: return want > 0 ? want - 1 : 0;
+      case 2: return 0;
+      default: return want;
+    }
+  }
+  float Value() {
+    switch (Below(8)) {
+      case 0: return -std::numeric_limits<float>::infinity();
+      case 1: return std::numeric_limits<float>::infinity();
+      case 2: return std::numeric_limits<float>::quiet_NaN();
+      default: return static_cast<float>(static_cast<int>(Next()) - 128) / 16.0f;
+    }
+  }
+
+ private:
+  const std::uint8_t* data_;
+  std::size_t size_;
+  std::size_t pos_ = 0;
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  Bytes in(data, size);
+  const std::size_t heads = 1 + in.Below(4);
+  const std::size_t kv_heads = in.Below(heads + 1);  // 0: num_heads; may not divide
+  const std::size_t d = heads * (1 + in.Below(9));
+  const std::size_t batch = 1 + in.Below(3), lq = 1 + in.Below(20), lk = 1 + in.Below(20);
+  edgeattn::Config config{d, heads};
+  config.num_kv_heads = kv_heads;
+  config.precision = in.Below(2) ? edgeattn::Precision::kInt8 : edgeattn::Precision::kFp32;
+  const std::size_t kvd = (kv_heads == 0 ? heads : kv_heads) * (d / heads);
+  std::vector<float> wq(d * d, 0.1f), wkv(kvd * d, -0.2f), wo(d * d, 0.3f);
+  edgeattn::WeightsView w;
+  w.q_proj_weight = {wq.data(), wq.size()};
+  w.k_proj_weight = {wkv.data(), wkv.size()};
+  w.v_proj_weight = {wkv.data(), wkv.size()};
+  w.out_proj_weight = {wo.data(), wo.size()};
+  try {
+    const edgeattn::MultiheadAttention mha(config, w);
+    std::vector<float> q(batch * lq * d), kv(batch * lk * d), out(q.size());
+    for (float& x : q) x = in.Value();
+    for (float& x : kv) x = in.Value();
+
+    edgeattn::ForwardOptions o;
+    o.is_causal = in.Below(2) != 0;
+    std::unique_ptr<bool[]> padding;
+    std::vector<float> mask, weights;
+    std::vector<std::size_t> q_lengths, k_lengths;
+    if (in.Below(2)) {
+      const std::size_t n = in.SizeNear(batch * lk);
+      padding.reset(new bool[n + 1]);
+      for (std::size_t i = 0; i < n; ++i) padding[i] = in.Below(3) == 0;
+      o.key_padding_mask = {padding.get(), n};
+    }
+    if (in.Below(2)) {
+      mask.resize(in.SizeNear((in.Below(2) ? batch * heads : 1) * lq * lk));
+      for (float& x : mask) x = in.Value();
+      o.attn_mask = {mask.data(), mask.size()};
+    }
+    if (in.Below(2)) {
+      q_lengths.resize(in.SizeNear(batch));
+      for (std::size_t& x : q_lengths) x = in.Below(lq + 2);
+      o.query_lengths = {q_lengths.data(), q_lengths.size()};
+    }
+    if (in.Below(2)) {
+      k_lengths.resize(in.SizeNear(batch));
+      for (std::size_t& x : k_lengths) x = in.Below(lk + 2);
+      o.key_lengths = {k_lengths.data(), k_lengths.size()};
+    }
+    o.need_weights = static_cast<edgeattn::AttentionWeights>(in.Below(4));
+    if (in.Below(4) != 0) {
+      weights.resize(in.SizeNear(batch * (in.Below(2) ? heads : 1) * lq * lk));
+      o.attn_weights = {weights.data(), weights.size()};
+    }
+    edgeattn::Context context(1 + in.Below(2));
+    try {
+      mha.Forward(context, {q.data(), batch, lq, d}, {kv.data(), batch, lk, d},
+                  {kv.data(), batch, lk, d}, {out.data(), batch, lq, d}, o);
+    } catch (const edgeattn::Error&) {
+    }
+    edgeattn::KvCache cache(mha, 1 + in.Below(24), 1 + in.Below(2));
+    for (int step = 0; step < 3; ++step) {
+      const std::size_t n = 1 + in.Below(8);
+      const std::size_t b = cache.batch();
+      std::vector<float> x(b * n * d, in.Value()), y(x.size());
+      try {
+        mha.Decode(context, {x.data(), b, n, d}, cache, {y.data(), b, n, d});
+      } catch (const edgeattn::Error&) {
+      }
+    }
+  } catch (const edgeattn::Error&) {
+  }
+  return 0;
+}
