@@ -19,9 +19,9 @@ struct GoldenCase {
   bool causal = false;
   bool key_padding_mask = false;  // _key_padding_mask.npy (bool [B, Lk])
   bool attn_mask = false;         // _attn_mask.npy (float or bool)
-  std::string weights;            // "", "averaged" or "per_head": _weights.npy
-  std::vector<std::size_t> lengths;       // per batch item (also as _key_padding_mask.npy)
-  std::vector<std::size_t> decode_steps;  // replay as KV-cache decode steps
+  std::string weights{};          // "", "averaged" or "per_head": _weights.npy
+  std::vector<std::size_t> lengths{};     // per batch item (also as _key_padding_mask.npy)
+  std::vector<std::size_t> decode_steps{};  // replay as KV-cache decode steps
   std::string Path(const std::string& suffix) const;
 };
 

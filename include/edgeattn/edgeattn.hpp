@@ -68,16 +68,16 @@ using FloatSpan = Span<const float>;
 // and grouped-query attention store them; set in_proj_weight to null). kv_dim below is
 // num_kv_heads * d_model / num_heads.
 struct WeightsView {
-  FloatSpan in_proj_weight;   // [3 * d_model, d_model]: rows of Wq, then Wk, then Wv
-  FloatSpan in_proj_bias;     // [3 * d_model]
-  FloatSpan out_proj_weight;  // [d_model, d_model]  (state_dict name: out_proj.weight)
-  FloatSpan out_proj_bias;    // [d_model]           (state_dict name: out_proj.bias)
-  FloatSpan q_proj_weight;    // [d_model, d_model]
-  FloatSpan k_proj_weight;    // [kv_dim, d_model]
-  FloatSpan v_proj_weight;    // [kv_dim, d_model]
-  FloatSpan q_proj_bias;      // [d_model]  (with separate weights; or in_proj_bias when
-  FloatSpan k_proj_bias;      // [kv_dim]    kv_dim = d_model)
-  FloatSpan v_proj_bias;      // [kv_dim]
+  FloatSpan in_proj_weight{};   // [3 * d_model, d_model]: rows of Wq, then Wk, then Wv
+  FloatSpan in_proj_bias{};     // [3 * d_model]
+  FloatSpan out_proj_weight{};  // [d_model, d_model]  (state_dict name: out_proj.weight)
+  FloatSpan out_proj_bias{};    // [d_model]           (state_dict name: out_proj.bias)
+  FloatSpan q_proj_weight{};    // [d_model, d_model]
+  FloatSpan k_proj_weight{};    // [kv_dim, d_model]
+  FloatSpan v_proj_weight{};    // [kv_dim, d_model]
+  FloatSpan q_proj_bias{};      // [d_model]  (with separate weights; or in_proj_bias when
+  FloatSpan k_proj_bias{};      // [kv_dim]    kv_dim = d_model)
+  FloatSpan v_proj_bias{};      // [kv_dim]
 };
 
 // A [batch, length, features] row-major tensor (an [length, features] one has batch = 1).
@@ -107,21 +107,21 @@ struct ForwardOptions {
   // PyTorch's scaled_dot_product_attention). Tiles above the diagonal cost nothing.
   bool is_causal = false;
   // [batch, Lk]: true = ignore this key (PyTorch's key_padding_mask).
-  Span<const bool> key_padding_mask;
+  Span<const bool> key_padding_mask{};
   // Added to the scaled scores: [Lq, Lk] for every batch item and head, or
   // [batch * num_heads, Lq, Lk] indexed b * num_heads + h (PyTorch's 3-D attn_mask). -inf
   // removes a key; a boolean mask becomes 0 / -inf.
-  FloatSpan attn_mask;
+  FloatSpan attn_mask{};
   // A padded batch's valid lengths, one per batch item, in [0, Lq] and [0, Lk]: query rows
   // past query_lengths[b] are not computed and their output rows are zeros; keys past
   // key_lengths[b] are ignored and not projected. Self-attention: key_lengths defaults to
   // query_lengths.
-  Span<const std::size_t> query_lengths;
-  Span<const std::size_t> key_lengths;
+  Span<const std::size_t> query_lengths{};
+  Span<const std::size_t> key_lengths{};
   // kPerHead: attn_weights is [batch, num_heads, Lq, Lk]; kAveraged: [batch, Lq, Lk], the mean
   // over heads. Rows past a query length and columns past a key length are zeros.
   AttentionWeights need_weights = AttentionWeights::kNone;
-  Span<float> attn_weights;
+  Span<float> attn_weights{};
 };
 
 class MultiheadAttention;

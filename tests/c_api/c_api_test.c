@@ -90,10 +90,10 @@ int main(void) {
     check_error(edgeattn_decode(op, context, cache, x, 1, 1, step), "x.length", "cache full");
     check(edgeattn_kv_cache_truncate(cache, 1) == EDGEATTN_OK, "truncate");
     check_error(edgeattn_kv_cache_truncate(cache, 2), "length", "truncate past the end");
-    check_error(edgeattn_kv_cache_create(op, 0, 1, &cache), "max_length", "empty cache");
-    check(cache == NULL, "no cache on failure");
     check_error(edgeattn_decode(op, context, NULL, x, 1, 1, step), "cache", "null cache");
     edgeattn_kv_cache_destroy(cache);
+    check_error(edgeattn_kv_cache_create(op, 0, 1, &cache), "max_length", "empty cache");
+    check(cache == NULL, "no cache on failure");
     edgeattn_kv_cache_destroy(NULL);
   }
 
