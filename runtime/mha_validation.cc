@@ -147,9 +147,10 @@ void ValidateWeights(const Config& config, const WeightsView& weights) {
     if (weights.in_proj_bias.data != nullptr) {
       throw Error("in_proj_bias: expected null when q/k/v_proj_bias are given, got both");
     }
-    CheckSpan("q_proj_bias", weights.q_proj_bias, d, "[" + Str(d) + "]", false);
-    CheckSpan("k_proj_bias", weights.k_proj_bias, kvd, "[" + Str(kvd) + "]", false);
-    CheckSpan("v_proj_bias", weights.v_proj_bias, kvd, "[" + Str(kvd) + "]", false);
+    // Each may be absent on its own: Whisper's k_proj has no bias, its q_proj and v_proj do.
+    CheckSpan("q_proj_bias", weights.q_proj_bias, d, "[" + Str(d) + "]", true);
+    CheckSpan("k_proj_bias", weights.k_proj_bias, kvd, "[" + Str(kvd) + "]", true);
+    CheckSpan("v_proj_bias", weights.v_proj_bias, kvd, "[" + Str(kvd) + "]", true);
   } else {
     CheckSpan("in_proj_bias", weights.in_proj_bias, d + 2 * kvd, "[" + Str(d + 2 * kvd) + "]",
               true);

@@ -8,8 +8,16 @@
 # - an aarch64 cross build and the suite under qemu on six ARM CPU models.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tools/install_deps.sh
-cmake --preset test && cmake --build --preset test && ctest --preset test
-cmake --preset tsan >/dev/null && cmake --build --preset tsan && ctest --preset tsan
-cmake --preset sanitize >/dev/null && cmake --build --preset sanitize && ctest --preset sanitize
-tools/test_arm.sh
+stage() {  # name, command...: runs it and says how long it took
+  local name=$1 start=$SECONDS
+  shift
+  "$@"
+  echo "== stage $name: $((SECONDS - start)) s"
+}
+stage deps tools/install_deps.sh
+stage test bash -c 'cmake --preset test && cmake --build --preset test && ctest --preset test'
+stage tsan bash -c 'cmake --preset tsan >/dev/null && cmake --build --preset tsan &&
+                    ctest --preset tsan'
+stage sanitize bash -c 'cmake --preset sanitize >/dev/null && cmake --build --preset sanitize &&
+                        ctest --preset sanitize'
+stage aarch64 tools/test_arm.sh

@@ -69,14 +69,15 @@ using FloatSpan = Span<const float>;
 // num_kv_heads * d_model / num_heads.
 struct WeightsView {
   FloatSpan in_proj_weight{};   // [3 * d_model, d_model]: rows of Wq, then Wk, then Wv
-  FloatSpan in_proj_bias{};     // [3 * d_model]
+  FloatSpan in_proj_bias{};     // [3 * d_model] (grouped-query: [d_model + 2 * kv_dim])
   FloatSpan out_proj_weight{};  // [d_model, d_model]  (state_dict name: out_proj.weight)
   FloatSpan out_proj_bias{};    // [d_model]           (state_dict name: out_proj.bias)
   FloatSpan q_proj_weight{};    // [d_model, d_model]
   FloatSpan k_proj_weight{};    // [kv_dim, d_model]
   FloatSpan v_proj_weight{};    // [kv_dim, d_model]
-  FloatSpan q_proj_bias{};      // [d_model]  (with separate weights; or in_proj_bias when
-  FloatSpan k_proj_bias{};      // [kv_dim]    kv_dim = d_model)
+  // Separate biases, each optional (or one in_proj_bias [d_model + 2 * kv_dim]).
+  FloatSpan q_proj_bias{};      // [d_model]
+  FloatSpan k_proj_bias{};      // [kv_dim]
   FloatSpan v_proj_bias{};      // [kv_dim]
 };
 

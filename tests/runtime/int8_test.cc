@@ -9,6 +9,7 @@
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/safetensors.hpp"
 #include "runtime/benchmark_case.h"
+#include "tests/runtime/test_model.h"
 #include "tests/test_support.h"
 
 namespace edgeattn {
@@ -102,6 +103,28 @@ TEST(Int8Test, SavedWeightsLoadBitForBit) {
   EXPECT_EQ(Forward1(loaded, x, 10), Forward1(mha, x, 10));
   EXPECT_THROW(MultiheadAttention::Load(path, 3), Error);  // recorded for 4 heads
   EXPECT_THROW(MultiheadAttention(model.config, model.view()).SaveInt8(path), Error);  // fp32
+  std::remove(path.c_str());
+}
+
+// Grouped-query operators save their narrower key/value rows and num_kv_heads, and load back
+// bit for bit; a file holding only some of the q/k/v biases gets zeros for the others.
+TEST(Int8Test, GroupedQueryWeightsSaveAndLoad) {
+  testing_support::GqaModel model(48, 6, 2, 21);
+  model.bk.clear();  // no key bias: saved as zeros beside the query and value biases
+  WeightsView view = model.view();
+  view.k_proj_bias = {};
+  Config config = model.config;
+  config.precision = Precision::kInt8;
+  const MultiheadAttention mha(config, view);
+  const std::string path = ::testing::TempDir() + "gqa_int8.safetensors";
+  mha.SaveInt8(path);
+  const SafetensorsFile file = SafetensorsFile::Read(path);
+  EXPECT_EQ(file.metadata().at("num_kv_heads"), "2");
+  EXPECT_EQ(file.Info("in_proj_weight.int8").shape, (std::vector<std::size_t>{48 + 2 * 16, 48}));
+  const MultiheadAttention loaded = MultiheadAttention::Load(path, 0);
+  EXPECT_EQ(loaded.config().num_kv_heads, 2u);
+  const std::vector<float> x = RandomActivations(7 * 48, 5);
+  EXPECT_EQ(Forward1(loaded, x, 7), Forward1(mha, x, 7));
   std::remove(path.c_str());
 }
 

@@ -135,8 +135,11 @@ TEST(ValidationTest, GroupedQueryConfigAndWeights) {
   sep.out_proj_weight = {w.w_out.data(), w.w_out.size()};
   ExpectError([&] { MultiheadAttention(c, sep); }, {"v_proj_weight", "[4, 8]", "got 31"});
   sep.v_proj_weight = {k.data(), k.size()};
-  sep.k_proj_bias = {kb.data(), kb.size()};
-  ExpectError([&] { MultiheadAttention(c, sep); }, {"q_proj_bias", "[8]", "null"});
+  sep.k_proj_bias = {kb.data(), 3};
+  ExpectError([&] { MultiheadAttention(c, sep); }, {"k_proj_bias", "[4]", "got 3"});
+  sep.in_proj_bias = {w.b_in.data(), w.b_in.size()};
+  ExpectError([&] { MultiheadAttention(c, sep); }, {"in_proj_bias", "expected null"});
+  sep.in_proj_bias = {};
   sep.k_proj_bias = {};
   sep.in_proj_weight = {w.w_in.data(), w.w_in.size()};
   ExpectError([&] { MultiheadAttention(c, sep); }, {"in_proj_weight", "expected null"});

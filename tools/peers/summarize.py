@@ -1,0 +1,33 @@
+#!/usr/bin/env python3
+"""Reads the JSON lines of `edgeattn bench --json` and time_onnxruntime.js from one run and
+prints, per shape, mode and thread count, edgeattn's median against ONNX Runtime's best variant.
+
+    python3 tools/peers/summarize.py < lines.jsonl
+"""
+import json
+import sys
+
+
+def main():
+    rows = [json.loads(line) for line in sys.stdin if line.startswith("{")]
+    ours = {(r["shape"], r["mode"], r["threads"]): r for r in rows if r["peer"] == "edgeattn"}
+    best = {}
+    for r in rows:
+        if not r["peer"].startswith("onnxruntime"):
+            continue
+        key = (r["shape"], r["mode"], r["threads"])
+        if key not in best or r["median_ms"] < best[key]["median_ms"]:
+            best[key] = r
+    print(f"{'shape':8} {'mode':5} {'threads':>7} {'edgeattn ms':>12} {'cosine':>10} "
+          f"{'onnxruntime ms':>15} {'cosine':>10}  {'ORT variant':18} {'ORT / edgeattn':>14}")
+    for key, r in best.items():
+        o = ours.get(key)
+        if o is None:
+            continue
+        print(f"{key[0]:8} {key[1]:5} {key[2]:7} {o['median_ms']:12.3f} {o['cosine']:10.6f} "
+              f"{r['median_ms']:15.3f} {r['cosine']:10.6f}  {r['peer'].split('/')[-1]:18} "
+              f"{r['median_ms'] / o['median_ms']:13.2f}x")
+
+
+if __name__ == "__main__":
+    main()
