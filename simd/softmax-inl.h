@@ -65,7 +65,13 @@ HWY_INLINE float ExpShiftSumF32(float* HWY_RESTRICT x, size_t n, float scale, fl
   const auto vshift = hn::Set(d, shift);
   auto sum = hn::Zero(d);
   ForEachVector<true>(x, n, [&](auto v, size_t count) HWY_ATTR {
-    const auto e = hn::Exp(d, hn::MulSub(v, vscale, vshift));
+    auto arg = hn::MulSub(v, vscale, vshift);
+#if HWY_TARGET == HWY_EMU128 || HWY_TARGET == HWY_SCALAR
+    // Masked scores are -inf. Exp returns 0 below -104, but on the emulated targets its
+    // float-to-int step turns -inf into NaN first: clamp to just below that threshold.
+    arg = hn::Max(arg, hn::Set(d, -105.0f));
+#endif
+    const auto e = hn::Exp(d, arg);
     const auto kept = hn::IfThenElseZero(hn::FirstN(d, count), e);
     sum = hn::Add(sum, kept);
     return kept;
@@ -96,8 +102,14 @@ HWY_INLINE void SoftmaxRowsF32Impl(float* HWY_RESTRICT x, size_t rows, size_t co
     } else if (max == -std::numeric_limits<float>::infinity()) {
       FillRowF32(row, cols, 0.0f);
     } else {
+      // sum == 0 only if every entry is -inf: Highway 1.0.3's emulated MaxOfLanes (EMU128)
+      // reduces such a row to -FLT_MAX rather than -inf, so the branch above can miss it.
       const float sum = ExpShiftSumF32(row, cols, scale, max);
-      ScaleRowF32(row, cols, 1.0f / sum);
+      if (sum == 0.0f) {
+        FillRowF32(row, cols, 0.0f);
+      } else {
+        ScaleRowF32(row, cols, 1.0f / sum);
+      }
     }
   }
 }
