@@ -10,6 +10,10 @@ namespace bench {
 // short runs (measured once per process).
 double PeakFmaGflops();
 
+// GOP/s (2 per int8 multiply-add) of independent AVX512-VNNI vpdpbusd, or 0 where the chosen
+// target has none.
+double PeakVnniGops();
+
 }  // namespace bench
 }  // namespace edgeattn
 
