@@ -88,33 +88,30 @@ namespace bench {
 HWY_EXPORT(FmaLoop);
 HWY_EXPORT(VnniLoop);
 
+namespace {
+
+// Best rate of 5 runs of loop(iterations, sink), in billions of the operations it reports.
+template <class Loop, class Sink>
+double BestRate(Loop loop, Sink sink) {
+  double best = 0.0;
+  for (int round = 0; round < 5; ++round) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const double ops = loop(20'000'000, &sink);
+    const std::chrono::duration<double> s = std::chrono::steady_clock::now() - t0;
+    best = std::max(best, ops / s.count() * 1e-9);
+  }
+  return best;
+}
+
+}  // namespace
+
 double PeakFmaGflops() {
-  static const double peak = [] {
-    double best = 0.0;
-    float sink = 0.0f;
-    for (int round = 0; round < 5; ++round) {
-      const auto t0 = std::chrono::steady_clock::now();
-      const double flops = HWY_DYNAMIC_DISPATCH(FmaLoop)(20'000'000, &sink);
-      const std::chrono::duration<double> s = std::chrono::steady_clock::now() - t0;
-      best = std::max(best, flops / s.count() * 1e-9);
-    }
-    return best;
-  }();
+  static const double peak = BestRate(HWY_DYNAMIC_DISPATCH(FmaLoop), 0.0f);
   return peak;
 }
 
 double PeakVnniGops() {
-  static const double peak = [] {
-    double best = 0.0;
-    int sink = 0;
-    for (int round = 0; round < 5; ++round) {
-      const auto t0 = std::chrono::steady_clock::now();
-      const double ops = HWY_DYNAMIC_DISPATCH(VnniLoop)(20'000'000, &sink);
-      const std::chrono::duration<double> s = std::chrono::steady_clock::now() - t0;
-      best = std::max(best, ops / s.count() * 1e-9);
-    }
-    return best;
-  }();
+  static const double peak = BestRate(HWY_DYNAMIC_DISPATCH(VnniLoop), 0);
   return peak;
 }
 
