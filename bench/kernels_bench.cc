@@ -65,7 +65,7 @@ void BM_GemmI8(benchmark::State& state) {
   std::vector<std::int8_t> xq(m * simd::QuantizedRowStride(k));
   std::vector<float> xs(m * simd::QuantBlockCount(k, block));
   std::vector<std::int8_t> packed(simd::PackedGemmI8WeightsSize(n, k));
-  std::vector<std::int32_t> sums(simd::GemmI8WeightSumsSize(n, k, block));
+  std::vector<std::int32_t> sums(simd::GemmI8BlockStartsSize(n, k, block));
   simd::PackGemmI8Weights(wq.data(), n, k, block, packed.data(), sums.data());
   const std::vector<float> scales(simd::GemmI8PanelCount(n) * simd::kGemmI8PanelWidth, 0.01f);
   std::vector<float> c(m * n);

@@ -37,8 +37,8 @@ PackedProjectionI8::PackedProjectionI8(const std::int8_t* wq, const float* scale
                                        std::size_t block)
     : n_(n), k_(k), block_(block) {
   panels_ = Allocate<std::int8_t>(simd::PackedGemmI8WeightsSize(n, k));
-  sums_ = Allocate<std::int32_t>(simd::GemmI8WeightSumsSize(n, k, block));
-  simd::PackGemmI8Weights(wq, n, k, block, panels_.get(), sums_.get());
+  block_starts_ = Allocate<std::int32_t>(simd::GemmI8BlockStartsSize(n, k, block));
+  simd::PackGemmI8Weights(wq, n, k, block, panels_.get(), block_starts_.get());
   const std::size_t padded = simd::GemmI8PanelCount(n) * simd::kGemmI8PanelWidth;
   scales_ = PaddedCopy(scales, n, padded);
   if (bias != nullptr) bias_ = PaddedCopy(bias, n, padded);

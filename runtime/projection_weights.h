@@ -38,7 +38,7 @@ class PackedProjectionI8 {
                      std::size_t k, std::size_t block);
 
   simd::GemmI8WeightsView view() const {
-    return {panels_.get(), sums_.get(), scales_.get(), bias_.get(), n_, k_, block_};
+    return {panels_.get(), block_starts_.get(), scales_.get(), bias_.get(), n_, k_, block_};
   }
   std::size_t n() const { return n_; }
 
@@ -47,7 +47,7 @@ class PackedProjectionI8 {
 
  private:
   hwy::AlignedFreeUniquePtr<std::int8_t[]> panels_;
-  hwy::AlignedFreeUniquePtr<std::int32_t[]> sums_;
+  hwy::AlignedFreeUniquePtr<std::int32_t[]> block_starts_;
   hwy::AlignedFreeUniquePtr<float[]> scales_;
   hwy::AlignedFreeUniquePtr<float[]> bias_;
   std::size_t n_ = 0;

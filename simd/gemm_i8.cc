@@ -19,23 +19,23 @@ size_t PackedGemmI8WeightsSize(size_t n, size_t k) {
   return GemmI8PanelCount(n) * QuantizedRowStride(k) * kGemmI8PanelWidth;
 }
 
-size_t GemmI8WeightSumsSize(size_t n, size_t k, size_t block) {
+size_t GemmI8BlockStartsSize(size_t n, size_t k, size_t block) {
   return GemmI8PanelCount(n) * QuantBlockCount(k, block) * kGemmI8PanelWidth;
 }
 
 void PackGemmI8Weights(const int8_t* wq, size_t n, size_t k, size_t block, int8_t* packed,
-                       int32_t* weight_sums) {
+                       int32_t* block_starts) {
   const size_t groups = QuantizedRowStride(k) / 4;
   const size_t blocks = QuantBlockCount(k, block);
   memset(packed, 0, PackedGemmI8WeightsSize(n, k));
-  memset(weight_sums, 0, GemmI8WeightSumsSize(n, k, block) * sizeof(int32_t));
+  memset(block_starts, 0, GemmI8BlockStartsSize(n, k, block) * sizeof(int32_t));
   for (size_t row = 0; row < n; ++row) {
     const size_t p = row / kGemmI8PanelWidth;
     const size_t j = row % kGemmI8PanelWidth;
     for (size_t i = 0; i < k; ++i) {
       const int8_t value = wq[row * k + i];
       packed[((p * groups + i / 4) * kGemmI8PanelWidth + j) * 4 + i % 4] = value;
-      weight_sums[(p * blocks + i / block) * kGemmI8PanelWidth + j] += value;
+      block_starts[(p * blocks + i / block) * kGemmI8PanelWidth + j] -= 128 * value;
     }
   }
 }

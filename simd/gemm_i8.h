@@ -20,20 +20,21 @@ inline constexpr size_t kGemmI8PanelWidth = 64;
 inline size_t GemmI8PanelCount(size_t n) {
   return (n + kGemmI8PanelWidth - 1) / kGemmI8PanelWidth;
 }
-// Bytes of packed weights, and int32 entries of the per-block weight sums.
+// Bytes of packed weights, and int32 entries of the per-block accumulator starts.
 size_t PackedGemmI8WeightsSize(size_t n, size_t k);
-size_t GemmI8WeightSumsSize(size_t n, size_t k, size_t block);
+size_t GemmI8BlockStartsSize(size_t n, size_t k, size_t block);
 
 // Packs Wq [n x k] int8 (row stride k) for blocks of `block` values of k (a multiple of 4):
 // panel p, group g of 4 k-values holds 64 features x 4 bytes, zero-padded past n and k.
-// weight_sums[(p * blocks + b) * 64 + j] = sum of feature 64p + j's weights in block b (the
-// x86 VNNI kernel multiplies unsigned activations and subtracts 128 times this sum).
+// block_starts[(p * blocks + b) * 64 + j] = -128 x the sum of feature 64p + j's weights in
+// block b: the x86 VNNI kernel multiplies activations offset by +128 (unsigned), and starts each
+// block's int32 accumulator here to take the offset's products back off.
 void PackGemmI8Weights(const int8_t* wq, size_t n, size_t k, size_t block, int8_t* packed,
-                       int32_t* weight_sums);
+                       int32_t* block_starts);
 
 struct GemmI8WeightsView {
   const int8_t* panels;
-  const int32_t* weight_sums;
+  const int32_t* block_starts;
   const float* scales;  // per output feature, padded with zeros to whole panels
   const float* bias;    // per output feature, padded to whole panels, or null
   size_t n;

@@ -100,9 +100,9 @@ void CheckGemm(const I8Case& t, const std::vector<int8_t>& xq, const std::vector
     bias[j] = 0.5f - 0.01f * j;
   }
   std::vector<int8_t> packed(simd::PackedGemmI8WeightsSize(t.n, t.k));
-  std::vector<int32_t> sums(simd::GemmI8WeightSumsSize(t.n, t.k, t.block));
-  simd::PackGemmI8Weights(wq.data(), t.n, t.k, t.block, packed.data(), sums.data());
-  const simd::GemmI8WeightsView w{packed.data(), sums.data(), ws.data(), bias.data(),
+  std::vector<int32_t> starts(simd::GemmI8BlockStartsSize(t.n, t.k, t.block));
+  simd::PackGemmI8Weights(wq.data(), t.n, t.k, t.block, packed.data(), starts.data());
+  const simd::GemmI8WeightsView w{packed.data(), starts.data(), ws.data(), bias.data(),
                                   t.n,           t.k,         t.block};
   const simd::QuantizedRowsView a{xq.data(), xs.data()};
   const size_t ldc = t.n + 3;
@@ -204,11 +204,11 @@ void TestOutliers() {
 
   const std::vector<int8_t> wq = RandomInt8(n * k, 6);
   std::vector<int8_t> packed(simd::PackedGemmI8WeightsSize(n, k));
-  std::vector<int32_t> sums(simd::GemmI8WeightSumsSize(n, k, block));
-  simd::PackGemmI8Weights(wq.data(), n, k, block, packed.data(), sums.data());
+  std::vector<int32_t> starts(simd::GemmI8BlockStartsSize(n, k, block));
+  simd::PackGemmI8Weights(wq.data(), n, k, block, packed.data(), starts.data());
   std::vector<float> ws(simd::GemmI8PanelCount(n) * simd::kGemmI8PanelWidth, 0.0f);
   for (size_t j = 0; j < n; ++j) ws[j] = 0.002f * (1 + j % 5);
-  const simd::GemmI8WeightsView w{packed.data(), sums.data(), ws.data(), nullptr, n, k, block};
+  const simd::GemmI8WeightsView w{packed.data(), starts.data(), ws.data(), nullptr, n, k, block};
   std::vector<float> c(2 * n), plain(2 * n);
   simd::GemmI8({q.data(), scales.data(), count.data(), channel.data(), value.data()}, 0, 2, w, 0,
                simd::GemmI8PanelCount(n), c.data(), n);
