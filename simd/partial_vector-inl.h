@@ -21,11 +21,13 @@ namespace simd {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// p[0, count) in the first lanes, zeros after; count <= Lanes(d).
+// p[0, count) in the first lanes, `fill` after; count <= Lanes(d).
 template <class D>
-HWY_INLINE hn::VFromD<D> LoadPartial(D d, const hn::TFromD<D>* HWY_RESTRICT p, size_t count) {
+HWY_INLINE hn::VFromD<D> LoadPartial(D d, const hn::TFromD<D>* HWY_RESTRICT p, size_t count,
+                                     hn::TFromD<D> fill = hn::TFromD<D>()) {
   if (count >= hn::Lanes(d)) return hn::LoadU(d, p);
-  HWY_ALIGN hn::TFromD<D> buf[hn::MaxLanes(D())] = {};
+  HWY_ALIGN hn::TFromD<D> buf[hn::MaxLanes(D())];
+  hn::Store(hn::Set(d, fill), d, buf);
   if (count > 0) memcpy(buf, p, count * sizeof(hn::TFromD<D>));
   return hn::Load(d, buf);
 }

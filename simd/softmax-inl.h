@@ -26,31 +26,35 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 using RowTag = hn::CappedTag<float, 16>;
 
-// Calls body(vector, count) over x[0, n), count being the valid lanes (fewer at the tail, whose
-// other lanes are zero). x need not be padded. body returns the vector to store back (kWrite),
-// or the input unchanged for read-only passes.
+// Calls body(vector) over x[0, n). The lanes of the last vector past n hold `fill`, chosen so
+// that they change no result (-inf: no maximum, and exp gives 0), which spares the loop a mask.
+// x need not be padded. body returns the vector to store back (kWrite), or the input unchanged
+// for read-only passes.
 template <bool kWrite, class Body>
-HWY_INLINE void ForEachVector(float* HWY_RESTRICT x, size_t n, const Body& body) {
+HWY_INLINE void ForEachVector(float* HWY_RESTRICT x, size_t n, float fill, const Body& body) {
   const RowTag d;
   const size_t N = hn::Lanes(d);
-  for (size_t i = 0; i < n; i += N) {
-    const size_t count = HWY_MIN(N, n - i);
-    const auto v = body(LoadPartial(d, x + i, count), count);
-    if constexpr (kWrite) StorePartial(d, v, x + i, count);
+  size_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto v = body(hn::LoadU(d, x + i));
+    if constexpr (kWrite) hn::StoreU(v, d, x + i);
+  }
+  if (i < n) {
+    const auto v = body(LoadPartial(d, x + i, n - i, fill));
+    if constexpr (kWrite) StorePartial(d, v, x + i, n - i);
   }
 }
 
-// Maximum of x[0, n), ignoring NaN; *has_nan tells whether there was one. n >= 1.
+// Maximum of x[0, n) and whether there was a NaN (*has_nan); the maximum is unspecified when
+// there was. n >= 1.
 HWY_INLINE float RowMaxF32(const float* HWY_RESTRICT x, size_t n, bool* has_nan) {
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   const RowTag d;
-  const auto neg_inf = hn::Set(d, -std::numeric_limits<float>::infinity());
-  auto vmax = neg_inf;
+  auto vmax = hn::Set(d, kNegInf);
   auto nan = hn::FirstN(d, 0);  // no MaskFalse in Highway 1.0.3
-  ForEachVector<false>(const_cast<float*>(x), n, [&](auto v, size_t count) HWY_ATTR {
-    const auto valid = hn::FirstN(d, count);
-    const auto is_nan = hn::IsNaN(v);
-    nan = hn::Or(nan, hn::And(is_nan, valid));
-    vmax = hn::Max(vmax, hn::IfThenElse(hn::AndNot(is_nan, valid), v, neg_inf));
+  ForEachVector<false>(const_cast<float*>(x), n, kNegInf, [&](auto v) HWY_ATTR {
+    nan = hn::Or(nan, hn::IsNaN(v));
+    vmax = hn::Max(vmax, v);
     return v;
   });
   *has_nan = !hn::AllFalse(d, nan);
@@ -58,13 +62,14 @@ HWY_INLINE float RowMaxF32(const float* HWY_RESTRICT x, size_t n, bool* has_nan)
 }
 
 // x[i] = exp(x[i] * scale - shift) for i < n; returns the sum of the results.
-// Callers pass a finite shift (the scaled row maximum), so finite x give exp(<= 0) <= 1.
+// Callers pass a finite shift (the scaled row maximum) and a positive scale, so finite x give
+// exp(<= 0) <= 1, and -inf (masked scores, and the tail lanes) gives 0.
 HWY_INLINE float ExpShiftSumF32(float* HWY_RESTRICT x, size_t n, float scale, float shift) {
   const RowTag d;
   const auto vscale = hn::Set(d, scale);
   const auto vshift = hn::Set(d, shift);
   auto sum = hn::Zero(d);
-  ForEachVector<true>(x, n, [&](auto v, size_t count) HWY_ATTR {
+  ForEachVector<true>(x, n, -std::numeric_limits<float>::infinity(), [&](auto v) HWY_ATTR {
     auto arg = hn::MulSub(v, vscale, vshift);
 #if HWY_TARGET == HWY_EMU128 || HWY_TARGET == HWY_SCALAR
     // Masked scores are -inf. Exp returns 0 below -104, but on the emulated targets its
@@ -72,9 +77,8 @@ HWY_INLINE float ExpShiftSumF32(float* HWY_RESTRICT x, size_t n, float scale, fl
     arg = hn::Max(arg, hn::Set(d, -105.0f));
 #endif
     const auto e = hn::Exp(d, arg);
-    const auto kept = hn::IfThenElseZero(hn::FirstN(d, count), e);
-    sum = hn::Add(sum, kept);
-    return kept;
+    sum = hn::Add(sum, e);
+    return e;
   });
   return hn::GetLane(hn::SumOfLanes(d, sum));
 }
@@ -83,7 +87,7 @@ HWY_INLINE float ExpShiftSumF32(float* HWY_RESTRICT x, size_t n, float scale, fl
 HWY_INLINE void ScaleRowF32(float* HWY_RESTRICT x, size_t n, float scale) {
   const RowTag d;
   const auto vscale = hn::Set(d, scale);
-  ForEachVector<true>(x, n, [&](auto v, size_t) HWY_ATTR { return hn::Mul(v, vscale); });
+  ForEachVector<true>(x, n, 0.0f, [&](auto v) HWY_ATTR { return hn::Mul(v, vscale); });
 }
 
 HWY_INLINE void FillRowF32(float* HWY_RESTRICT x, size_t n, float value) {
