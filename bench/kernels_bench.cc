@@ -64,12 +64,13 @@ void BM_GemmI8(benchmark::State& state) {
   for (std::size_t i = 0; i < wq.size(); ++i) wq[i] = static_cast<std::int8_t>(i * 37 % 255 - 127);
   std::vector<std::int8_t> xq(m * simd::QuantizedRowStride(k));
   std::vector<float> xs(m * simd::QuantBlockCount(k, block));
-  std::vector<std::int8_t> packed(simd::PackedGemmI8WeightsSize(n, k));
-  std::vector<std::int32_t> sums(simd::GemmI8BlockStartsSize(n, k, block));
-  simd::PackGemmI8Weights(wq.data(), n, k, block, packed.data(), sums.data());
+  // Aligned like the operator's packed weights: 64-byte vector loads then never split lines.
+  auto packed = hwy::AllocateAligned<std::int8_t>(simd::PackedGemmI8WeightsSize(n, k));
+  auto starts = hwy::AllocateAligned<std::int32_t>(simd::GemmI8BlockStartsSize(n, k, block));
+  simd::PackGemmI8Weights(wq.data(), n, k, block, packed.get(), starts.get());
   const std::vector<float> scales(simd::GemmI8PanelCount(n) * simd::kGemmI8PanelWidth, 0.01f);
   std::vector<float> c(m * n);
-  const simd::GemmI8WeightsView w{packed.data(), sums.data(), scales.data(), scales.data(),
+  const simd::GemmI8WeightsView w{packed.get(), starts.get(), scales.data(), scales.data(),
                                   n, k, block};
   for (auto _ : state) {
     simd::QuantizeRowsI8(x.data(), k, m, k, block, xq.data(), xs.data(), {});
