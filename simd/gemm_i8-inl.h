@@ -180,15 +180,57 @@ HWY_INLINE const char* GemmI8PathName() { return "avx512-vnni"; }
 // Armv8.2 dot product (sdot), which Highway 1.0.3's NEON target neither enables nor detects:
 // compiled for +dotprod here and called only when the kernel reports it (HWCAP_ASIMDDP).
 HWY_PUSH_ATTRIBUTES("arch=armv8.2-a+crypto+dotprod")
-HWY_NOINLINE int32x4_t DotBlockNeon(const int8_t* weights, const int8_t* xq, size_t g_begin,
-                                    size_t g_end) {
-  int32x4_t acc = vdupq_n_s32(0);
-  for (size_t g = g_begin; g < g_end; ++g) {
-    const int8x16_t w = vld1q_s8(weights + g * 256);
-    const int8x16_t x = vreinterpretq_s8_u32(vdupq_n_u32(LoadWord(xq + 4 * g)));
-    acc = vdotq_s32(acc, w, x);
+
+// Same role as PinToRegister on x86: keeps g++ from renaming the accumulators every iteration.
+HWY_INLINE void PinToRegisterNeon(int32x4_t& v) {
+#if HWY_COMPILER_GCC
+  asm("" : "+w"(v));
+#else
+  (void)v;
+#endif
+}
+
+// kRows rows x 16 features (4 vectors of 4) of panel p: sums[r * 16 + j] = sum over blocks of
+// x_scale[row][b] * (block b's int32 dot product), in block order, each step one fused
+// multiply-add (as the other paths and the scalar reference). Each group's four weight vectors
+// are loaded once for all rows: 16 sdot per 4 weight loads and kRows activation broadcasts.
+// The 4 x kRows int32 accumulators stay in registers; the float sums in L1, once per block.
+template <size_t kRows>
+HWY_NOINLINE void DotTileNeon(const int8_t* weights, const QuantizedRowsView& a, size_t row0,
+                              const I8Layout& L, float* HWY_RESTRICT sums) {
+  for (size_t i = 0; i < kRows * 16; ++i) sums[i] = 0.0f;
+  for (size_t b = 0; b < L.blocks; ++b) {
+    int32x4_t acc[kRows][4];
+    for (size_t r = 0; r < kRows; ++r) {
+      for (size_t v = 0; v < 4; ++v) acc[r][v] = vdupq_n_s32(0);
+    }
+    const size_t g_end = HWY_MIN(L.groups, (b + 1) * L.group_per_block);
+    for (size_t g = b * L.group_per_block; g < g_end; ++g) {
+      const int8_t* wg = weights + g * 256;
+      const int8x16_t w0 = vld1q_s8(wg);
+      const int8x16_t w1 = vld1q_s8(wg + 16);
+      const int8x16_t w2 = vld1q_s8(wg + 32);
+      const int8x16_t w3 = vld1q_s8(wg + 48);
+      for (size_t r = 0; r < kRows; ++r) {
+        const int8x16_t x =
+            vreinterpretq_s8_u32(vdupq_n_u32(LoadWord(a.q + (row0 + r) * L.ldq + 4 * g)));
+        acc[r][0] = vdotq_s32(acc[r][0], w0, x);
+        acc[r][1] = vdotq_s32(acc[r][1], w1, x);
+        acc[r][2] = vdotq_s32(acc[r][2], w2, x);
+        acc[r][3] = vdotq_s32(acc[r][3], w3, x);
+      }
+      for (size_t r = 0; r < kRows; ++r) {
+        for (size_t v = 0; v < 4; ++v) PinToRegisterNeon(acc[r][v]);
+      }
+    }
+    for (size_t r = 0; r < kRows; ++r) {
+      const float32x4_t scale = vdupq_n_f32(a.scales[(row0 + r) * L.blocks + b]);
+      for (size_t v = 0; v < 4; ++v) {
+        float* f = sums + r * 16 + 4 * v;
+        vst1q_f32(f, vfmaq_f32(vld1q_f32(f), vcvtq_f32_s32(acc[r][v]), scale));
+      }
+    }
   }
-  return acc;
 }
 HWY_POP_ATTRIBUTES
 
@@ -200,12 +242,49 @@ HWY_INLINE bool HasNeonDot() {
   return has;
 #endif
 }
+
+// The panel in quarters of 16 features (64 weight bytes of each 256-byte group), each quarter
+// over tiles of up to 4 rows, so that a quarter's weights (16 x k bytes) stay in L1 across the
+// row tiles.
+HWY_INLINE void PanelI8NeonDot(const QuantizedRowsView& a, size_t row_begin, size_t row_end,
+                               const GemmI8WeightsView& w, size_t p, float* HWY_RESTRICT c,
+                               size_t ldc) {
+  const hn::Full128<float> df;
+  const I8Layout L = MakeI8Layout(w);
+  const int8_t* panel = w.panels + p * L.groups * 256;
+  const size_t col0 = p * kGemmI8PanelWidth;
+  HWY_ALIGN float sums[4 * 16];
+  for (size_t quarter = 0; quarter < 4 && col0 + 16 * quarter < w.n; ++quarter) {
+    const int8_t* weights = panel + 64 * quarter;
+    for (size_t row = row_begin; row < row_end; row += 4) {
+      const size_t rows = HWY_MIN(size_t{4}, row_end - row);
+      if (rows == 4) DotTileNeon<4>(weights, a, row, L, sums);
+      if (rows == 3) DotTileNeon<3>(weights, a, row, L, sums);
+      if (rows == 2) DotTileNeon<2>(weights, a, row, L, sums);
+      if (rows == 1) DotTileNeon<1>(weights, a, row, L, sums);
+      for (size_t r = 0; r < rows; ++r) {
+        for (size_t v = 0; v < 4; ++v) {
+          const size_t col = col0 + 16 * quarter + 4 * v;
+          if (col >= w.n) break;
+          StoreDequantized(df, hn::Load(df, sums + r * 16 + 4 * v), w, col, w.n - col,
+                           c + (row + r) * ldc + col);
+        }
+      }
+    }
+  }
+}
 #endif
 
-// One row x one vector of features at a time: the int32 accumulator of a block is one vector
-// (SVE: svdot) or, on the portable path, four int16-product accumulators folded at block end.
+// SVE and the portable path: one row x one vector of features at a time; the int32 accumulator
+// of a block is one vector (svdot) or four int16-product accumulators folded at block end.
 HWY_INLINE void PanelI8(const QuantizedRowsView& a, size_t row_begin, size_t row_end,
                         const GemmI8WeightsView& w, size_t p, float* HWY_RESTRICT c, size_t ldc) {
+#if EDGEATTN_I8_NEON_DOT
+  if (HasNeonDot()) {
+    PanelI8NeonDot(a, row_begin, row_end, w, p, c, ldc);
+    return;
+  }
+#endif
   const hn::CappedTag<int32_t, 16> d32;
   const hn::Rebind<float, decltype(d32)> df;
   const hn::Repartition<int8_t, decltype(d32)> d8;  // 4 bytes per int32 lane
@@ -220,14 +299,6 @@ HWY_INLINE void PanelI8(const QuantizedRowsView& a, size_t row_begin, size_t row
       auto f = hn::Zero(df);
       for (size_t b = 0; b < L.blocks; ++b) {
         const size_t g_end = HWY_MIN(L.groups, (b + 1) * L.group_per_block);
-#if EDGEATTN_I8_NEON_DOT
-        if (HasNeonDot()) {
-          const hn::Vec<decltype(d32)> acc{
-              DotBlockNeon(panel + v * 4 * N, xq, b * L.group_per_block, g_end)};
-          f = hn::MulAdd(hn::ConvertTo(df, acc), hn::Set(df, xs[b]), f);
-          continue;
-        }
-#endif
 #if EDGEATTN_I8_SVE
         auto acc = hn::Zero(d32);
         for (size_t g = b * L.group_per_block; g < g_end; ++g) {
