@@ -9,6 +9,9 @@
 // - NEON with the Armv8.2 dot product (runtime HWCAP check): vdotq_s32, signed by signed.
 // - everywhere else, the portable path: bytes promoted to int16, then
 //   ReorderWidenMulAccumulate (pmaddwd on x86: exact int16 x int16 -> int32 pair sums).
+// The three dot-product paths run tiles of up to 4 rows x 4 vectors: each group's weight vectors
+// are loaded once for all rows of the tile, the int32 accumulators stay in registers, and the
+// float sums over blocks go to an L1 buffer once per block.
 
 #if defined(EDGEATTN_SIMD_GEMM_I8_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EDGEATTN_SIMD_GEMM_I8_INL_H_
@@ -20,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include <type_traits>
 
 #include "hwy/highway.h"
 #include "simd/partial_vector-inl.h"
@@ -243,30 +248,97 @@ HWY_INLINE bool HasNeonDot() {
 #endif
 }
 
-// The panel in quarters of 16 features (64 weight bytes of each 256-byte group), each quarter
-// over tiles of up to 4 rows, so that a quarter's weights (16 x k bytes) stay in L1 across the
-// row tiles.
-HWY_INLINE void PanelI8NeonDot(const QuantizedRowsView& a, size_t row_begin, size_t row_end,
-                               const GemmI8WeightsView& w, size_t p, float* HWY_RESTRICT c,
-                               size_t ldc) {
-  const hn::Full128<float> df;
+#endif
+
+#if EDGEATTN_I8_SVE
+// kRows rows x 4 vectors of N features, the scheme of DotTileNeon with svdot: sums[r * 4N + j]
+// = sum over blocks of x_scale[row][b] * (block b's int32 dot product). Sizeless SVE vectors
+// cannot form arrays, hence one named accumulator per row and vector.
+template <size_t kRows>
+HWY_NOINLINE void DotTileSve(const int8_t* weights, const QuantizedRowsView& a, size_t row0,
+                             const I8Layout& L, float* HWY_RESTRICT sums) {
+  const hn::CappedTag<int32_t, 16> d32;
+  const hn::Rebind<float, decltype(d32)> df;
+  const hn::Repartition<int8_t, decltype(d32)> d8;
+  const size_t N = hn::Lanes(d32);
+  for (size_t i = 0; i < kRows * 4 * N; ++i) sums[i] = 0.0f;
+  for (size_t b = 0; b < L.blocks; ++b) {
+    auto acc00 = hn::Zero(d32), acc01 = acc00, acc02 = acc00, acc03 = acc00;
+    auto acc10 = acc00, acc11 = acc00, acc12 = acc00, acc13 = acc00;
+    auto acc20 = acc00, acc21 = acc00, acc22 = acc00, acc23 = acc00;
+    auto acc30 = acc00, acc31 = acc00, acc32 = acc00, acc33 = acc00;
+    const size_t g_end = HWY_MIN(L.groups, (b + 1) * L.group_per_block);
+    for (size_t g = b * L.group_per_block; g < g_end; ++g) {
+      const int8_t* wg = weights + g * 256;
+      const auto w0 = hn::LoadU(d8, wg);
+      const auto w1 = hn::LoadU(d8, wg + 4 * N);
+      const auto w2 = hn::LoadU(d8, wg + 8 * N);
+      const auto w3 = hn::LoadU(d8, wg + 12 * N);
+#define EDGEATTN_SVE_DOT_ROW(r)                                                          \
+  if constexpr (kRows > r) {                                                             \
+    const auto x = hn::BitCast(                                                          \
+        d8, hn::Set(d32, static_cast<int32_t>(LoadWord(a.q + (row0 + r) * L.ldq + 4 * g)))); \
+    acc##r##0 = svdot_s32(acc##r##0, w0, x);                                             \
+    acc##r##1 = svdot_s32(acc##r##1, w1, x);                                             \
+    acc##r##2 = svdot_s32(acc##r##2, w2, x);                                             \
+    acc##r##3 = svdot_s32(acc##r##3, w3, x);                                             \
+  }
+      EDGEATTN_SVE_DOT_ROW(0)
+      EDGEATTN_SVE_DOT_ROW(1)
+      EDGEATTN_SVE_DOT_ROW(2)
+      EDGEATTN_SVE_DOT_ROW(3)
+#undef EDGEATTN_SVE_DOT_ROW
+    }
+#define EDGEATTN_SVE_SUM_ROW(r)                                                               \
+  if constexpr (kRows > r) {                                                                  \
+    const auto scale = hn::Set(df, a.scales[(row0 + r) * L.blocks + b]);                      \
+    float* f = sums + r * 4 * N;                                                              \
+    hn::StoreU(hn::MulAdd(hn::ConvertTo(df, acc##r##0), scale, hn::LoadU(df, f)), df, f);     \
+    hn::StoreU(hn::MulAdd(hn::ConvertTo(df, acc##r##1), scale, hn::LoadU(df, f + N)), df,     \
+               f + N);                                                                        \
+    hn::StoreU(hn::MulAdd(hn::ConvertTo(df, acc##r##2), scale, hn::LoadU(df, f + 2 * N)), df, \
+               f + 2 * N);                                                                    \
+    hn::StoreU(hn::MulAdd(hn::ConvertTo(df, acc##r##3), scale, hn::LoadU(df, f + 3 * N)), df, \
+               f + 3 * N);                                                                    \
+  }
+    EDGEATTN_SVE_SUM_ROW(0)
+    EDGEATTN_SVE_SUM_ROW(1)
+    EDGEATTN_SVE_SUM_ROW(2)
+    EDGEATTN_SVE_SUM_ROW(3)
+#undef EDGEATTN_SVE_SUM_ROW
+  }
+}
+
+#endif
+
+#if EDGEATTN_I8_NEON_DOT || EDGEATTN_I8_SVE
+// Runs a dot-product tile kernel over panel p: slices of 4 vectors (4N features: 4N x 4 weight
+// bytes of each 256-byte group), each slice over tiles of up to 4 rows, so that a slice's
+// weights (4N x k bytes) stay in L1 across the row tiles. tile(rows, weights, row, sums) is
+// called with rows as a std::integral_constant and leaves the tile's float sums (rows x 4N) in
+// sums; they are stored here with the weight scales and the bias.
+template <class DF, class Tile>
+HWY_INLINE void PanelI8Tiles(DF df, size_t row_begin, size_t row_end, const GemmI8WeightsView& w,
+                             size_t p, float* HWY_RESTRICT c, size_t ldc, const Tile& tile) {
+  const size_t N = hn::Lanes(df);
   const I8Layout L = MakeI8Layout(w);
   const int8_t* panel = w.panels + p * L.groups * 256;
   const size_t col0 = p * kGemmI8PanelWidth;
-  HWY_ALIGN float sums[4 * 16];
-  for (size_t quarter = 0; quarter < 4 && col0 + 16 * quarter < w.n; ++quarter) {
-    const int8_t* weights = panel + 64 * quarter;
+  HWY_ALIGN float sums[4 * kGemmI8PanelWidth];
+  for (size_t slice = 0; slice * 4 * N < kGemmI8PanelWidth && col0 + slice * 4 * N < w.n;
+       ++slice) {
+    const int8_t* weights = panel + 16 * N * slice;
     for (size_t row = row_begin; row < row_end; row += 4) {
       const size_t rows = HWY_MIN(size_t{4}, row_end - row);
-      if (rows == 4) DotTileNeon<4>(weights, a, row, L, sums);
-      if (rows == 3) DotTileNeon<3>(weights, a, row, L, sums);
-      if (rows == 2) DotTileNeon<2>(weights, a, row, L, sums);
-      if (rows == 1) DotTileNeon<1>(weights, a, row, L, sums);
+      if (rows == 4) tile(std::integral_constant<size_t, 4>(), weights, row, sums);
+      if (rows == 3) tile(std::integral_constant<size_t, 3>(), weights, row, sums);
+      if (rows == 2) tile(std::integral_constant<size_t, 2>(), weights, row, sums);
+      if (rows == 1) tile(std::integral_constant<size_t, 1>(), weights, row, sums);
       for (size_t r = 0; r < rows; ++r) {
         for (size_t v = 0; v < 4; ++v) {
-          const size_t col = col0 + 16 * quarter + 4 * v;
+          const size_t col = col0 + slice * 4 * N + v * N;
           if (col >= w.n) break;
-          StoreDequantized(df, hn::Load(df, sums + r * 16 + 4 * v), w, col, w.n - col,
+          StoreDequantized(df, hn::LoadU(df, sums + r * 4 * N + v * N), w, col, w.n - col,
                            c + (row + r) * ldc + col);
         }
       }
@@ -275,21 +347,31 @@ HWY_INLINE void PanelI8NeonDot(const QuantizedRowsView& a, size_t row_begin, siz
 }
 #endif
 
-// SVE and the portable path: one row x one vector of features at a time; the int32 accumulator
-// of a block is one vector (svdot) or four int16-product accumulators folded at block end.
+// Targets without VNNI: the NEON dot-product or SVE tiles, or else the portable path, one row x
+// one vector of features at a time with four int16-product accumulators per block, folded at
+// its end.
 HWY_INLINE void PanelI8(const QuantizedRowsView& a, size_t row_begin, size_t row_end,
                         const GemmI8WeightsView& w, size_t p, float* HWY_RESTRICT c, size_t ldc) {
+  const I8Layout L = MakeI8Layout(w);
 #if EDGEATTN_I8_NEON_DOT
   if (HasNeonDot()) {
-    PanelI8NeonDot(a, row_begin, row_end, w, p, c, ldc);
+    PanelI8Tiles(hn::Full128<float>(), row_begin, row_end, w, p, c, ldc,
+                 [&](auto rows, const int8_t* weights, size_t row, float* sums) HWY_ATTR {
+                   DotTileNeon<decltype(rows)::value>(weights, a, row, L, sums);
+                 });
     return;
   }
 #endif
+#if EDGEATTN_I8_SVE
+  PanelI8Tiles(hn::CappedTag<float, 16>(), row_begin, row_end, w, p, c, ldc,
+               [&](auto rows, const int8_t* weights, size_t row, float* sums) HWY_ATTR {
+                 DotTileSve<decltype(rows)::value>(weights, a, row, L, sums);
+               });
+#else
   const hn::CappedTag<int32_t, 16> d32;
   const hn::Rebind<float, decltype(d32)> df;
   const hn::Repartition<int8_t, decltype(d32)> d8;  // 4 bytes per int32 lane
   const size_t N = hn::Lanes(d32);
-  const I8Layout L = MakeI8Layout(w);
   const int8_t* panel = w.panels + p * L.groups * 256;
   const size_t col0 = p * kGemmI8PanelWidth;
   for (size_t row = row_begin; row < row_end; ++row) {
@@ -299,14 +381,6 @@ HWY_INLINE void PanelI8(const QuantizedRowsView& a, size_t row_begin, size_t row
       auto f = hn::Zero(df);
       for (size_t b = 0; b < L.blocks; ++b) {
         const size_t g_end = HWY_MIN(L.groups, (b + 1) * L.group_per_block);
-#if EDGEATTN_I8_SVE
-        auto acc = hn::Zero(d32);
-        for (size_t g = b * L.group_per_block; g < g_end; ++g) {
-          const auto bytes = hn::LoadU(d8, panel + g * 256 + v * 4 * N);
-          const auto x = hn::BitCast(d8, hn::Set(d32, static_cast<int32_t>(LoadWord(xq + 4 * g))));
-          acc = svdot_s32(acc, bytes, x);
-        }
-#else
         const hn::Half<decltype(d8)> dh8;
         const hn::Repartition<int16_t, decltype(d32)> d16;
         auto lo0 = hn::Zero(d32), lo1 = hn::Zero(d32), hi0 = hn::Zero(d32), hi1 = hn::Zero(d32);
@@ -324,13 +398,13 @@ HWY_INLINE void PanelI8(const QuantizedRowsView& a, size_t row_begin, size_t row
         const auto lo = hn::RearrangeToOddPlusEven(lo0, lo1);
         const auto hi = hn::RearrangeToOddPlusEven(hi0, hi1);
         const auto acc = hn::Add(hn::ConcatEven(d32, hi, lo), hn::ConcatOdd(d32, hi, lo));
-#endif
         f = hn::MulAdd(hn::ConvertTo(df, acc), hn::Set(df, xs[b]), f);
       }
       const size_t col = col0 + v * N;
       StoreDequantized(df, f, w, col, w.n - col, c + row * ldc + col);
     }
   }
+#endif
 }
 
 HWY_INLINE const char* GemmI8PathName() {
