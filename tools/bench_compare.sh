@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Compares the speed of this checkout's release build against another commit's, on a machine
+# too noisy for single runs: both builds' benchmark binaries run in alternation, ROUNDS times,
+# and each benchmark's best time per build is printed with the ratio base / current.
+#
+#   tools/bench_compare.sh BASE_REF [BINARY=forward_bench] [FILTER=.] [ROUNDS=5]
+# e.g. tools/bench_compare.sh HEAD~1 kernels_bench 'GemmI8|Attention' 6
+# BINARY is forward_bench or kernels_bench. The base is built in build/compare/<commit> (a git
+# worktree, kept for the next comparison); this checkout needs its release build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ $# -ge 1 ] || { sed -n 2,9p "$0" >&2; exit 2; }
+base_ref=$1
+binary=${2:-forward_bench}
+filter=${3:-.}
+rounds=${4:-5}
+case "$binary" in
+  forward_bench | kernels_bench) ;;
+  *) echo "BINARY must be forward_bench or kernels_bench, got '$binary'" >&2; exit 2 ;;
+esac
+[[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS must be a positive integer, got '$rounds'" >&2; exit 2; }
+commit=$(git rev-parse --verify "$base_ref^{commit}")
+current=build/release/bench/$binary
+[ -x "$current" ] || { echo "build the release preset first: $current is missing" >&2; exit 1; }
+base_dir=build/compare/$commit
+if [ ! -d "$base_dir" ]; then
+  git worktree add --detach "$base_dir" "$commit" >/dev/null
+fi
+(cd "$base_dir" && cmake --preset release >/dev/null &&
+  cmake --build --preset release -j"$(nproc)" --target "$binary" >/dev/null)
+base=$base_dir/build/release/bench/$binary
+for ((i = 0; i < rounds; ++i)); do
+  for side in base current; do
+    bin=$base
+    [ "$side" = current ] && bin=$current
+    # Google Benchmark's console line: name, time, unit, ...
+    "$bin" --benchmark_filter="$filter" 2>/dev/null | awk -v side="$side" '/^BM_/ {print side, $1, $2, $3}'
+  done
+done | awk -v rounds="$rounds" -v base_name="$(git rev-parse --short "$commit")" '
+  { key = $2; unit[key] = $4; if (!(key in order)) { order[key] = ++n; names[n] = key }
+    if (!((($1) SUBSEP key) in best) || $3 < best[$1, key]) best[$1, key] = $3 }
+  END {
+    printf "best of %d alternating rounds; base = %s, current = this checkout\n", rounds, base_name
+    printf "%-60s %12s %12s %6s %8s\n", "benchmark", "base", "current", "unit", "base/cur"
+    for (i = 1; i <= n; ++i) {
+      k = names[i]
+      printf "%-60s %12.4g %12.4g %6s %7.2fx\n", k, best["base", k], best["current", k], unit[k],
+             best["base", k] / best["current", k]
+    }
+  }'
