@@ -318,10 +318,10 @@ HWY_NOINLINE void DotTileSve(const int8_t* weights, const QuantizedRowsView& a, 
 // called with rows as a std::integral_constant and leaves the tile's float sums (rows x 4N) in
 // sums; they are stored here with the weight scales and the bias.
 template <class DF, class Tile>
-HWY_INLINE void PanelI8Tiles(DF df, size_t row_begin, size_t row_end, const GemmI8WeightsView& w,
-                             size_t p, float* HWY_RESTRICT c, size_t ldc, const Tile& tile) {
+HWY_INLINE void PanelI8Tiles(DF df, const I8Layout& L, size_t row_begin, size_t row_end,
+                             const GemmI8WeightsView& w, size_t p, float* HWY_RESTRICT c,
+                             size_t ldc, const Tile& tile) {
   const size_t N = hn::Lanes(df);
-  const I8Layout L = MakeI8Layout(w);
   const int8_t* panel = w.panels + p * L.groups * 256;
   const size_t col0 = p * kGemmI8PanelWidth;
   HWY_ALIGN float sums[4 * kGemmI8PanelWidth];
@@ -355,7 +355,7 @@ HWY_INLINE void PanelI8(const QuantizedRowsView& a, size_t row_begin, size_t row
   const I8Layout L = MakeI8Layout(w);
 #if EDGEATTN_I8_NEON_DOT
   if (HasNeonDot()) {
-    PanelI8Tiles(hn::Full128<float>(), row_begin, row_end, w, p, c, ldc,
+    PanelI8Tiles(hn::Full128<float>(), L, row_begin, row_end, w, p, c, ldc,
                  [&](auto rows, const int8_t* weights, size_t row, float* sums) HWY_ATTR {
                    DotTileNeon<decltype(rows)::value>(weights, a, row, L, sums);
                  });
@@ -363,7 +363,7 @@ HWY_INLINE void PanelI8(const QuantizedRowsView& a, size_t row_begin, size_t row
   }
 #endif
 #if EDGEATTN_I8_SVE
-  PanelI8Tiles(hn::CappedTag<float, 16>(), row_begin, row_end, w, p, c, ldc,
+  PanelI8Tiles(hn::CappedTag<float, 16>(), L, row_begin, row_end, w, p, c, ldc,
                [&](auto rows, const int8_t* weights, size_t row, float* sums) HWY_ATTR {
                  DotTileSve<decltype(rows)::value>(weights, a, row, L, sums);
                });
