@@ -193,8 +193,9 @@ HWY_PUSH_ATTRIBUTES("arch=armv8.2-a+crypto+dotprod")
 
 // acc += the products of each 4 weight bytes of w (per 32-bit lane) with the 4 activation bytes
 // in 32-bit lane kLane of x: sdot by element, so that one 16-byte load of x serves four groups
-// of 4 k. clang before 17 declares the dot-product intrinsics only when the whole build targets
-// the dot product (its arm_neon.h then defines vdotq_laneq_s32); there it is the instruction.
+// of 4 k. Older clangs (14 here) declare the dot-product intrinsics only when the whole build
+// targets the dot product (their arm_neon.h then defines vdotq_laneq_s32); there it is the
+// instruction itself.
 template <int kLane>
 HWY_INLINE int32x4_t DotLaneNeon(int32x4_t acc, int8x16_t w, int8x16_t x) {
 #if HWY_COMPILER_GCC_ACTUAL || defined(vdotq_laneq_s32)

@@ -2,7 +2,8 @@
 # Installs the Debian packages edgeattn builds with, if any is missing. Idempotent and quiet
 # when everything is present; needs apt-get (Debian 12, Ubuntu 24.04 or later).
 #   tools/install_deps.sh          native build and tests
-#   tools/install_deps.sh --arm    also the aarch64 cross compiler, qemu-user and arm64 libraries
+#   tools/install_deps.sh --arm    also the aarch64 cross compiler, qemu-user, arm64 libraries and
+#                                  the LLVM tools of tools/arm_model.py
 set -euo pipefail
 
 packages=(cmake g++ make pkg-config libhwy-dev libtbb-dev libgtest-dev libgmock-dev
@@ -12,6 +13,7 @@ if [ "${1:-}" = "--arm" ]; then
   arm=1
   packages+=(g++-aarch64-linux-gnu qemu-user libhwy-dev:arm64 libtbb-dev:arm64
              libgtest-dev:arm64 libgmock-dev:arm64)
+  packages+=(python3 llvm-14 llvm-19)  # tools/arm_model.py: llvm-mca, llvm-objdump
 fi
 
 missing=()
