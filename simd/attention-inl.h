@@ -90,14 +90,14 @@ HWY_INLINE void AttentionHeadF32Impl(const AttentionHeadArgs& args, size_t q_beg
   constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
   constexpr size_t kMaxRows = kAttentionMaxBlockRows;
   const size_t dk = args.dk;
-  const size_t ldv = AttentionValuesStride(dk);
   const size_t rows_per_block = HWY_MIN(MaxTileShape().rows, kMaxRows);
 
   // Scratch layout; every part starts on a 64-byte boundary (AttentionScratchSize).
   const size_t ldq_block = hwy::RoundUpTo(dk, 16);
+  const size_t ldacc = ldq_block;
   float* HWY_RESTRICT q_block = scratch;                            // kMaxRows x ldq_block
   float* HWY_RESTRICT scores = q_block + kMaxRows * ldq_block;       // kMaxRows x key tile
-  float* HWY_RESTRICT acc = scores + kMaxRows * kAttentionKeyTile;   // kMaxRows x ldv
+  float* HWY_RESTRICT acc = scores + kMaxRows * kAttentionKeyTile;   // kMaxRows x ldacc
   float row_max[kMaxRows];
   float row_sum[kMaxRows];
   bool row_bad[kMaxRows];
@@ -110,7 +110,7 @@ HWY_INLINE void AttentionHeadF32Impl(const AttentionHeadArgs& args, size_t q_beg
     for (size_t r = 0; r < rows; ++r) {
       // Folding the scale into Q costs dk multiplies per row instead of lk.
       StoreRowScaledF32(args.q + (i0 + r) * args.ldq, dk, args.scale, q_block + r * ldq_block);
-      FillRowF32(acc + r * ldv, ldv, 0.0f);
+      FillRowF32(acc + r * ldacc, ldacc, 0.0f);
       row_max[r] = -kInf;
       row_sum[r] = 0.0f;
       row_bad[r] = false;
@@ -131,11 +131,11 @@ HWY_INLINE void AttentionHeadF32Impl(const AttentionHeadArgs& args, size_t q_beg
         }
         const float correction = expf(row_max[r] - new_max);
         row_sum[r] = row_sum[r] * correction + ExpShiftSumF32(p, keys, 1.0f, new_max);
-        if (correction != 1.0f) ScaleRowF32(acc + r * ldv, dk, correction);
+        if (correction != 1.0f) ScaleRowF32(acc + r * ldacc, dk, correction);
         row_max[r] = new_max;
       }
-      MatMulTiles(scores, kAttentionKeyTile, rows, args.values + t0 * ldv, ldv, keys, dk,
-                  TileInit::kAccumulate, nullptr, acc, ldv);
+      MatMulTiles(scores, kAttentionKeyTile, rows, args.values + t0 * dk, dk, keys, dk,
+                  TileInit::kAccumulate, nullptr, acc, ldacc);
     }
     for (size_t r = 0; r < rows; ++r) {
       float* out = args.out + (i0 + r) * args.ldo;
@@ -144,7 +144,7 @@ HWY_INLINE void AttentionHeadF32Impl(const AttentionHeadArgs& args, size_t q_beg
       } else if (row_sum[r] == 0.0f) {
         FillRowF32(out, dk, 0.0f);  // every key masked: defined as zeros
       } else {
-        StoreRowScaledF32(acc + r * ldv, dk, 1.0f / row_sum[r], out);
+        StoreRowScaledF32(acc + r * ldacc, dk, 1.0f / row_sum[r], out);
       }
     }
     if (args.weights == nullptr) continue;
