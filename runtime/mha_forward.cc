@@ -155,12 +155,12 @@ void MhaForward(const MhaProjections& weights, const MhaShape& shape, const MhaO
                                  concat + offset,
                                  d};
     if (options.attn_mask != nullptr) {
-      args.mask = options.attn_mask + (options.mask_per_head ? bh * weights_size : 0);
-      args.ld_mask = shape.lk;
+      args.mask.additive = options.attn_mask + (options.mask_per_head ? bh * weights_size : 0);
+      args.mask.ld_additive = shape.lk;
     }
-    if (options.key_padding != nullptr) args.key_bias = key_bias + b * shape.lk;
-    args.causal = options.causal;
-    args.causal_offset = options.causal_offset;
+    if (options.key_padding != nullptr) args.mask.key_bias = key_bias + b * shape.lk;
+    args.mask.causal = options.causal;
+    args.mask.causal_offset = options.causal_offset;
     float* head_w = head_weights != nullptr ? head_weights + bh * weights_size : nullptr;
     if (head_w != nullptr) {
       args.weights = head_w;

@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 
+#include "simd/attention_mask.h"
+
 namespace edgeattn {
 namespace simd {
 
@@ -47,12 +49,7 @@ struct AttentionHeadArgs {
   float* out;           // [lq x dk] this head's columns of the concat buffer, row stride ldo
   size_t ldo;
 
-  // Masks, all off by default. Each adds to the scaled scores; -inf removes a key.
-  const float* mask = nullptr;      // [lq x lk] additive, row stride ld_mask
-  size_t ld_mask = 0;
-  const float* key_bias = nullptr;  // [lk] additive, the same for every row (key padding)
-  bool causal = false;              // row i sees keys j <= i + causal_offset only
-  size_t causal_offset = 0;
+  AttentionMask mask{};  // everything visible by default
   // Optional: the softmax probabilities [lq x lk], row stride ldw (need_weights).
   float* weights = nullptr;
   size_t ldw = 0;
