@@ -21,7 +21,6 @@
 #include "simd/attention.h"
 #include "simd/attention_mask-inl.h"
 #include "simd/gemm_f32.h"
-#include "simd/concat-inl.h"
 #include "simd/softmax-inl.h"
 #include "simd/tile_f32-inl.h"
 

@@ -131,6 +131,7 @@ void TestAttentionMatchesScalar() {
 }
 
 void TestAttentionNonFinite() {
+  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(HWY_TARGET));
   const float nan = std::numeric_limits<float>::quiet_NaN();
   for (size_t lk : {5, 300}) {
     Head head(4, lk, 17, 77);
@@ -161,6 +162,7 @@ void TestAttentionNonFinite() {
 // an additive mask with -inf holes and whole masked tiles, key padding, causal limits with an
 // offset (as a KV cache uses), and rows with every key masked.
 void TestAttentionMasks() {
+  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(HWY_TARGET));
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   uint32_t seed = 5000;
   for (size_t dk : {3, 17, 64}) {
@@ -254,6 +256,7 @@ void TestAttentionMasks() {
 // The masked-out upper triangle is never computed: keys past a causal row's limit may hold
 // NaN without reaching any result.
 void TestAttentionCausalSkipsMaskedKeys() {
+  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(HWY_TARGET));
   for (size_t lk : {23, 300, 700}) {  // every case has keys past the last row's limit
     Head head(20, lk, 8, 91);
     std::vector<float> out(head.lq * head.ld), with_nan(head.lq * head.ld);
