@@ -1,5 +1,5 @@
-// Per-target softmax pieces, shared by the row softmax kernel and the online softmax of the
-// attention core.
+// Per-target row operations of the attention core's online softmax: the row maximum, the
+// exponentials and their sum, scaling, filling, and the scaled store of its epilogue.
 
 #if defined(EDGEATTN_SIMD_SOFTMAX_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EDGEATTN_SIMD_SOFTMAX_INL_H_
@@ -94,27 +94,15 @@ HWY_INLINE void FillRowF32(float* HWY_RESTRICT x, size_t n, float value) {
   for (size_t i = 0; i < n; ++i) x[i] = value;
 }
 
-HWY_INLINE void SoftmaxRowsF32Impl(float* HWY_RESTRICT x, size_t rows, size_t cols,
-                                   size_t stride, float scale) {
-  if (cols == 0) return;
-  for (size_t r = 0; r < rows; ++r) {
-    float* row = x + r * stride;
-    bool has_nan = false;
-    const float max = RowMaxF32(row, cols, &has_nan) * scale;
-    if (has_nan || max == std::numeric_limits<float>::infinity()) {
-      FillRowF32(row, cols, std::numeric_limits<float>::quiet_NaN());
-    } else if (max == -std::numeric_limits<float>::infinity()) {
-      FillRowF32(row, cols, 0.0f);
-    } else {
-      // sum == 0 only if every entry is -inf: Highway 1.0.3's emulated MaxOfLanes (EMU128)
-      // reduces such a row to -FLT_MAX rather than -inf, so the branch above can miss it.
-      const float sum = ExpShiftSumF32(row, cols, scale, max);
-      if (sum == 0.0f) {
-        FillRowF32(row, cols, 0.0f);
-      } else {
-        ScaleRowF32(row, cols, 1.0f / sum);
-      }
-    }
+// dst[i] = src[i] * scale for i < n. Neither row needs padding: the neighbouring columns of dst
+// belong to other heads, possibly written by other threads at the same time.
+HWY_INLINE void StoreRowScaledF32(const float* HWY_RESTRICT src, size_t n, float scale,
+                                  float* HWY_RESTRICT dst) {
+  const RowTag d;
+  const size_t N = hn::Lanes(d);
+  const auto vscale = hn::Set(d, scale);
+  for (size_t i = 0; i < n; i += N) {
+    StorePartial(d, hn::Mul(LoadPartial(d, src + i, n - i), vscale), dst + i, n - i);
   }
 }
 

@@ -131,6 +131,7 @@ void TestAttentionMatchesScalar() {
 }
 
 void TestAttentionNonFinite() {
+  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(HWY_TARGET));
   const float nan = std::numeric_limits<float>::quiet_NaN();
   for (size_t lk : {5, 300}) {
     Head head(4, lk, 17, 77);
@@ -161,6 +162,7 @@ void TestAttentionNonFinite() {
 // an additive mask with -inf holes and whole masked tiles, key padding, causal limits with an
 // offset (as a KV cache uses), and rows with every key masked.
 void TestAttentionMasks() {
+  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(HWY_TARGET));
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   uint32_t seed = 5000;
   for (size_t dk : {3, 17, 64}) {
@@ -186,12 +188,12 @@ void TestAttentionMasks() {
           std::vector<float> out(lq * head.ld, -3.0f), weights(lq * ldw, -3.0f);
           simd::AttentionHeadArgs args = head.Args(out.data());
           if (use_mask) {
-            args.mask = mask.data();
-            args.ld_mask = lk + 1;
+            args.mask.additive = mask.data();
+            args.mask.ld_additive = lk + 1;
           }
-          if (use_bias) args.key_bias = key_bias.data();
-          args.causal = causal;
-          args.causal_offset = offset;
+          if (use_bias) args.mask.key_bias = key_bias.data();
+          args.mask.causal = causal;
+          args.mask.causal_offset = offset;
           args.weights = weights.data();
           args.ldw = ldw;
           head.RunArgs(args, {lq / 3});
@@ -254,13 +256,14 @@ void TestAttentionMasks() {
 // The masked-out upper triangle is never computed: keys past a causal row's limit may hold
 // NaN without reaching any result.
 void TestAttentionCausalSkipsMaskedKeys() {
-  for (size_t lk : {20, 300, 700}) {
+  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(HWY_TARGET));
+  for (size_t lk : {23, 300, 700}) {  // every case has keys past the last row's limit
     Head head(20, lk, 8, 91);
     std::vector<float> out(head.lq * head.ld), with_nan(head.lq * head.ld);
     simd::AttentionHeadArgs args = head.Args(out.data());
-    args.causal = true;
+    args.mask.causal = true;
     head.RunArgs(args, {});
-    for (size_t j = head.lq; j < lk; ++j) head.k[j * head.ld] = NAN;
+    for (size_t j = head.lq; j < lk; ++j) head.k[j * head.ld] = head.v[j * head.ld] = NAN;
     args.out = with_nan.data();
     head.RunArgs(args, {});
     ASSERT_EQ(0, std::memcmp(out.data(), with_nan.data(), out.size() * sizeof(float)));

@@ -1,5 +1,6 @@
-// softmax on every compiled target against a double-precision softmax, plus its defined
-// behaviour on non-finite input.
+// The online softmax's row operations (simd/softmax-inl.h) on every compiled target, composed
+// into a row softmax as the attention core composes them, against a double-precision softmax,
+// with their defined behaviour on non-finite input; and the core's scaled row store.
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -10,7 +11,7 @@
 
 #include "hwy/highway.h"
 #include "hwy/tests/hwy_gtest.h"
-#include "simd/softmax.h"
+#include "simd/softmax-inl.h"
 #include "simd/targets.h"
 #include "tests/test_support.h"
 
@@ -23,6 +24,29 @@ using testing_support::kFloatEps;
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kSentinel = 777.0f;
 
+// softmax(scale * x) over each of `rows` rows of `cols` floats, `stride` apart, from the row
+// operations, with the attention core's rules: a row holding NaN or +inf becomes all NaN, a row
+// whose every entry is -inf becomes all 0.
+void SoftmaxRows(float* x, size_t rows, size_t cols, size_t stride, float scale) {
+  for (size_t r = 0; r < rows; ++r) {
+    float* row = x + r * stride;
+    bool has_nan = false;
+    const float max = simd::HWY_NAMESPACE::RowMaxF32(row, cols, &has_nan) * scale;
+    if (has_nan || max == kInf) {
+      simd::HWY_NAMESPACE::FillRowF32(row, cols, std::numeric_limits<float>::quiet_NaN());
+      continue;
+    }
+    // A fully masked row: its maximum is -inf (-FLT_MAX on EMU128), every exp 0.
+    const float sum = max == -kInf ? 0.0f
+                                   : simd::HWY_NAMESPACE::ExpShiftSumF32(row, cols, scale, max);
+    if (sum == 0.0f) {
+      simd::HWY_NAMESPACE::FillRowF32(row, cols, 0.0f);
+    } else {
+      simd::HWY_NAMESPACE::ScaleRowF32(row, cols, 1.0f / sum);
+    }
+  }
+}
+
 void TestSoftmaxMatchesScalar() {
   ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(HWY_TARGET));
   uint32_t seed = 10;
@@ -34,7 +58,7 @@ void TestSoftmaxMatchesScalar() {
         for (size_t c = cols; c < stride; ++c) x[r * stride + c] = kSentinel;
       }
       const std::vector<float> in = x;
-      simd::SoftmaxRowsF32(x.data(), rows, cols, stride, scale);
+      SoftmaxRows(x.data(), rows, cols, stride, scale);
       for (size_t r = 0; r < rows; ++r) {
         const float* row = in.data() + r * stride;
         double max = -INFINITY, sum = 0.0;
@@ -61,9 +85,10 @@ void TestSoftmaxMatchesScalar() {
 
 void TestSoftmaxSpecialValues() {
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  // Huge logits: exact one-hot after max subtraction.
+  // Huge logits: exact up to rounding once the maximum is subtracted (1e4 and 1e4 - 1 keep their
+  // ratio e; -1e4 and 0 underflow to 0).
   std::vector<float> big = {1e4f, 0.0f, -1e4f, 1e4f - 1.0f};
-  simd::SoftmaxRowsF32(big.data(), 1, 4, 4, 1.0f);
+  SoftmaxRows(big.data(), 1, 4, 4, 1.0f);
   const double e = std::exp(-1.0);
   EXPECT_NEAR(big[0], 1.0 / (1.0 + e), 1e-6);
   EXPECT_EQ(big[1], 0.0f);
@@ -71,7 +96,7 @@ void TestSoftmaxSpecialValues() {
   EXPECT_NEAR(big[3], e / (1.0 + e), 1e-6);
   // Masked positions (-inf) get 0; a fully masked row is all 0.
   std::vector<float> masked = {-kInf, 2.0f, -kInf, 2.0f, -kInf, -kInf, -kInf, -kInf};
-  simd::SoftmaxRowsF32(masked.data(), 2, 4, 4, 1.0f);
+  SoftmaxRows(masked.data(), 2, 4, 4, 1.0f);
   EXPECT_EQ(masked[0], 0.0f);
   EXPECT_FLOAT_EQ(masked[1], 0.5f);
   EXPECT_EQ(masked[2], 0.0f);
@@ -82,11 +107,27 @@ void TestSoftmaxSpecialValues() {
     std::vector<float> x(3 * cols, 0.5f);
     x[cols + cols - 1] = nan;
     x[2 * cols] = kInf;
-    simd::SoftmaxRowsF32(x.data(), 3, cols, cols, 1.0f);
+    SoftmaxRows(x.data(), 3, cols, cols, 1.0f);
     for (size_t c = 0; c < cols; ++c) {
       EXPECT_FLOAT_EQ(x[c], 1.0f / cols);
       EXPECT_TRUE(std::isnan(x[cols + c]));
       EXPECT_TRUE(std::isnan(x[2 * cols + c]));
+    }
+  }
+}
+
+// The epilogue's scaled store: exact products, and nothing written past n (the next columns
+// belong to another head).
+void TestStoreRowScaled() {
+  uint32_t seed = 100;
+  for (size_t n : {1, 3, 15, 16, 17, 63, 64, 65, 129}) {
+    for (float scale : {1.0f, 0.5f, 1.0f / 3.0f}) {
+      const std::vector<float> src = testing_support::RandomNormal(n, seed++);
+      std::vector<float> dst(n + 20, kSentinel);
+      simd::HWY_NAMESPACE::StoreRowScaledF32(src.data(), n, scale, dst.data());
+      for (size_t i = 0; i < dst.size(); ++i) {
+        ASSERT_EQ(dst[i], i < n ? src[i] * scale : kSentinel) << "n=" << n << " i=" << i;
+      }
     }
   }
 }
@@ -102,6 +143,7 @@ namespace edgeattn {
 HWY_BEFORE_TEST(SoftmaxTest);
 HWY_EXPORT_AND_TEST_P(SoftmaxTest, TestSoftmaxMatchesScalar);
 HWY_EXPORT_AND_TEST_P(SoftmaxTest, TestSoftmaxSpecialValues);
+HWY_EXPORT_AND_TEST_P(SoftmaxTest, TestStoreRowScaled);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(SoftmaxTest);
 }  // namespace edgeattn
 #endif

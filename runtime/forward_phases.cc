@@ -1,0 +1,173 @@
+#include "runtime/forward_phases.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "runtime/parallel_for_items.h"
+#include "simd/attention.h"
+
+namespace edgeattn {
+
+void QuantizeInputs(const ForwardPass& pass) {
+  const ForwardPlan& p = pass.plan;
+  const ForwardBuffers& b = pass.buffers;
+  const ForwardCall& c = pass.call;
+  const std::size_t d = c.shape.d_model;
+  const QuantizeJob inputs[] = {
+      {c.xq, p.q_rows, b.xq8, d, p.block},
+      {p.k_is_q ? nullptr : c.xk, p.k_rows, b.xk8, d, p.block},
+      {p.v_is_q || p.v_is_k ? nullptr : c.xv, p.k_rows, b.xv8, d, p.block}};
+  RunJobs(pass.executor, inputs);
+}
+
+void ProjectInputs(const ForwardPass& pass) {
+  const ForwardPlan& p = pass.plan;
+  const ForwardBuffers& b = pass.buffers;
+  const ForwardCall& c = pass.call;
+  const MhaProjections& w = c.weights;
+  const std::size_t d = c.shape.d_model;
+  const std::size_t kvd = c.shape.kv_dim();
+  if (p.quantize) {
+    const GemmJob projections[] = {{nullptr, b.xq8, p.q_rows, nullptr, &w.q8, b.q, d, d, false},
+                                   {nullptr, b.xk8, p.k_rows, nullptr, &w.k8, b.k, d, kvd, false},
+                                   {nullptr, b.xv8, p.k_rows, nullptr, &w.v8, b.v, d, kvd, false}};
+    RunJobs(pass.executor, projections);
+  } else {
+    const GemmJob projections[] = {{c.xq, {}, p.q_rows, &w.q, nullptr, b.q, d, d, false},
+                                   {c.xk, {}, p.k_rows, &w.k, nullptr, b.k, d, kvd, false},
+                                   {c.xv, {}, p.k_rows, &w.v, nullptr, b.v, d, kvd, false}};
+    RunJobs(pass.executor, projections);
+  }
+}
+
+void PackKeysValues(const ForwardPass& pass) {
+  const ForwardPlan& p = pass.plan;
+  const ForwardBuffers& b = pass.buffers;
+  const MhaShape& s = pass.call.shape;
+  const bool* padding = pass.call.options.key_padding;
+  if (padding != nullptr) {
+    for (std::size_t i = 0; i < s.batch * s.lk; ++i) {
+      b.key_bias[i] = padding[i] ? -std::numeric_limits<float>::infinity() : 0.0f;
+    }
+  }
+  const std::size_t first = pass.call.cache != nullptr ? pass.call.cache->first : 0;
+  const std::size_t kvd = s.kv_dim();
+  const std::size_t dk = s.head_dim();
+  ParallelForItems(pass.executor, s.batch * s.kv_heads, [&](std::size_t bg, std::size_t) {
+    const std::size_t item = bg / s.kv_heads;
+    const std::size_t offset = item * s.lk * kvd + bg % s.kv_heads * dk;
+    simd::PackAttentionKeysValues(b.k + offset, kvd, b.v + offset, kvd, first, p.k_rows.valid(item),
+                                  dk, b.keys + bg * p.keys_size, b.values + bg * p.values_size);
+  });
+}
+
+namespace {
+
+// The attention core's view of one (batch item b, head bh) of the call.
+simd::AttentionHeadArgs HeadArgs(const ForwardPass& pass, std::size_t b, std::size_t bh) {
+  const ForwardPlan& p = pass.plan;
+  const ForwardBuffers& buf = pass.buffers;
+  const MhaShape& s = pass.call.shape;
+  const MhaOptions& o = pass.call.options;
+  const std::size_t dk = s.head_dim();
+  const std::size_t bg = b * s.kv_heads + bh % s.heads / (s.heads / s.kv_heads);
+  const std::size_t first = pass.call.cache != nullptr ? pass.call.cache->first : 0;
+  const std::size_t offset = b * s.lq * s.d_model + bh % s.heads * dk;
+  simd::AttentionHeadArgs args{buf.q + offset,
+                               s.d_model,
+                               buf.keys + bg * p.keys_size,
+                               buf.values + bg * p.values_size,
+                               first + p.k_rows.valid(b),
+                               dk,
+                               1.0f / std::sqrt(static_cast<float>(dk)),
+                               buf.concat + offset,
+                               s.d_model};
+  if (o.attn_mask != nullptr) {
+    args.mask.additive = o.attn_mask + (o.mask_per_head ? bh * p.head_weights_size : 0);
+    args.mask.ld_additive = s.lk;
+  }
+  if (o.key_padding != nullptr) args.mask.key_bias = buf.key_bias + b * s.lk;
+  args.mask.causal = o.causal;
+  args.mask.causal_offset = o.causal_offset;
+  if (buf.head_weights != nullptr) {
+    args.weights = buf.head_weights + bh * p.head_weights_size;
+    args.ldw = s.lk;
+  }
+  return args;
+}
+
+// Weights of query rows [q0, q1) of one head: zeros for the keys past the item's length
+// (`keys` valid) and for the rows past its length (from q_valid on).
+void ZeroWeightsPastLengths(float* weights, std::size_t ldw, std::size_t q0, std::size_t q1,
+                            std::size_t q_valid, std::size_t keys) {
+  for (std::size_t i = q0; i < q1; ++i) {
+    const std::size_t from = i < q_valid ? keys : 0;
+    std::memset(weights + i * ldw + from, 0, (ldw - from) * sizeof(float));
+  }
+}
+
+}  // namespace
+
+void Attend(const ForwardPass& pass) {
+  const ForwardPlan& p = pass.plan;
+  const MhaShape& s = pass.call.shape;
+  const std::size_t items = s.batch * s.heads * p.query_chunks;
+  ParallelForItems(pass.executor, items, [&](std::size_t item, std::size_t worker) {
+    const std::size_t bh = item / p.query_chunks;
+    const std::size_t b = bh / s.heads;
+    const std::size_t q0 = item % p.query_chunks * kQueryChunk;
+    const std::size_t q1 = Min(q0 + kQueryChunk, s.lq);
+    const std::size_t q_valid = Min(q1, p.q_rows.valid(b));
+    const simd::AttentionHeadArgs args = HeadArgs(pass, b, bh);
+    if (q0 < q_valid) {
+      simd::AttentionHeadF32(args, q0, q_valid, pass.buffers.scratch + worker * p.scratch_size);
+    }
+    if (args.weights != nullptr) {
+      ZeroWeightsPastLengths(args.weights, args.ldw, q0, q1, q_valid, p.k_rows.valid(b));
+    }
+  });
+}
+
+void AverageWeights(const ForwardPass& pass) {
+  const ForwardPlan& p = pass.plan;
+  const MhaShape& s = pass.call.shape;
+  float* averaged = pass.call.options.weights;
+  const float* per_head = pass.buffers.head_weights;
+  ParallelForItems(pass.executor, s.batch * p.query_chunks, [&](std::size_t item, std::size_t) {
+    const std::size_t b = item / p.query_chunks;
+    const std::size_t q0 = item % p.query_chunks * kQueryChunk;
+    const std::size_t q1 = Min(q0 + kQueryChunk, s.lq);
+    const float heads = static_cast<float>(s.heads);
+    for (std::size_t i = q0; i < q1; ++i) {
+      float* out = averaged + (b * s.lq + i) * s.lk;
+      const float* in = per_head + (b * s.heads * s.lq + i) * s.lk;
+      for (std::size_t j = 0; j < s.lk; ++j) out[j] = in[j];
+      for (std::size_t h = 1; h < s.heads; ++h) {
+        const float* in_h = in + h * p.head_weights_size;
+        for (std::size_t j = 0; j < s.lk; ++j) out[j] += in_h[j];
+      }
+      for (std::size_t j = 0; j < s.lk; ++j) out[j] /= heads;
+    }
+  });
+}
+
+void ProjectOutput(const ForwardPass& pass) {
+  const ForwardPlan& p = pass.plan;
+  const ForwardBuffers& b = pass.buffers;
+  const ForwardCall& c = pass.call;
+  const std::size_t d = c.shape.d_model;
+  const bool padded = c.options.query_lengths != nullptr;
+  if (p.quantize) {
+    const QuantizeJob heads[] = {{b.concat, p.q_rows, b.concat8, d, p.block}};
+    RunJobs(pass.executor, heads);
+    const GemmJob output[] = {
+        {nullptr, b.concat8, p.q_rows, nullptr, &c.weights.out8, c.y, d, d, padded}};
+    RunJobs(pass.executor, output);
+  } else {
+    const GemmJob output[] = {{b.concat, {}, p.q_rows, &c.weights.out, nullptr, c.y, d, d, padded}};
+    RunJobs(pass.executor, output);
+  }
+}
+
+}  // namespace edgeattn

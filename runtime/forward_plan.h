@@ -1,0 +1,65 @@
+// What one forward call computes and where its buffers live: the call as the phases see it, and
+// the plan derived from it once per call (row splits, which inputs share quantized rows, and the
+// workspace layout in one place).
+#ifndef EDGEATTN_RUNTIME_FORWARD_PLAN_H_
+#define EDGEATTN_RUNTIME_FORWARD_PLAN_H_
+
+#include <cstddef>
+
+#include "runtime/forward_jobs.h"
+#include "runtime/mha_forward.h"
+
+namespace edgeattn {
+
+// The arguments of MhaForward, validated.
+struct ForwardCall {
+  const MhaProjections& weights;
+  const MhaShape& shape;
+  const MhaOptions& options;
+  const float* xq;
+  const float* xk;
+  const float* xv;
+  float* y;
+  const KvStore* cache;  // null: keys and values live in the workspace
+};
+
+// Query rows per attention work item: a multiple of the core's row block, large enough that an
+// item amortises streaming its head's packed keys and values.
+inline constexpr std::size_t kQueryChunk = 64;
+
+struct ForwardPlan {
+  BatchRows q_rows, k_rows;
+  bool quantize;                       // the projections read int8 rows
+  std::size_t block;                   // values per activation scale (quantize)
+  bool k_is_q, v_is_q, v_is_k;         // inputs that are the same rows share quantized rows
+  std::size_t keys_size, values_size;  // floats per (batch item, key/value head)
+  std::size_t scratch_size;            // floats of attention scratch per worker
+  std::size_t head_weights_size;       // floats of one head's attention weights [Lq, Lk]
+  std::size_t query_chunks;            // attention items per (batch item, head)
+
+  // Offsets (in floats) of every workspace buffer; int8 rows and uint32 outlier lists take as
+  // many floats as their bytes need.
+  struct QuantizedAt {
+    std::size_t q, scales, count, channel, value;
+  };
+  struct Offsets {
+    std::size_t q, k, v, concat, keys, values, scratch, key_bias, head_weights;
+    QuantizedAt xq8, xk8, xv8, concat8;
+  } at;
+  std::size_t workspace_floats;
+};
+
+ForwardPlan PlanForward(const ForwardCall& call, std::size_t workers);
+
+// The plan's buffers in one workspace reservation (keys and values in the cache, if any).
+struct ForwardBuffers {
+  float *q, *k, *v, *concat, *keys, *values, *scratch, *key_bias;
+  float* head_weights;  // per-head weights: the caller's buffer, or the workspace when averaged
+  QuantizedRows xq8, xk8, xv8, concat8;
+};
+
+ForwardBuffers PlaceBuffers(const ForwardPlan& plan, const ForwardCall& call, float* base);
+
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_RUNTIME_FORWARD_PLAN_H_
