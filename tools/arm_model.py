@@ -378,21 +378,32 @@ def main():
           "over a 64-value block (16 groups and the block epilogue); 'loop' = without it.")
     rows = report(os.path.join(args.build_dir, "simd", "CMakeFiles", "edgeattn_simd.dir"))
     if args.markdown:
-        print("\n| loop | core | target | cycles | % of peak | bottleneck |")
-        print("| --- | --- | --- | ---: | ---: | --- |")
+        print_markdown(rows)
+    else:
+        print_text(rows)
+
+
+def print_text(rows):
     last = None
     for r in rows:
         loop = f" (loop {r.loop_percent:.0f}%)" if r.loop_percent is not None else ""
-        if args.markdown:
-            print(f"| {r.kernel} | {r.core} | {r.target} | {r.cycles:.2f} | "
-                  f"{r.percent:.0f}%{loop} | {r.why} |")
-            continue
         if r.kernel != last:
             print(f"\n{r.kernel}")
             last = r.kernel
         print(f"  {r.core:17} {r.target:9} {r.cycles:6.2f} cycles {r.percent:4.0f}% of peak"
               f"{loop:12} {r.why}")
 
+
+def print_markdown(rows):
+    """% of peak, a loop per row and a core per column; int8: the loop alone in brackets."""
+    cores = [c.label for c in CORES]
+    print("\n| loop | " + " | ".join(cores) + " |")
+    print("| --- |" + " ---: |" * len(cores))
+    for kernel in dict.fromkeys(r.kernel for r in rows):
+        cells = {r.core: f"{r.percent:.0f}%" + (f" ({r.loop_percent:.0f}%)"
+                                                 if r.loop_percent is not None else "")
+                 for r in rows if r.kernel == kernel}
+        print(f"| {kernel} | " + " | ".join(cells.get(c, "-") for c in cores) + " |")
 
 if __name__ == "__main__":
     sys.exit(main())
