@@ -320,9 +320,13 @@ def work_per_instruction(kernel, core):
 
 
 def kernel_function(obj_dir, objects, kernel, ns):
+    """The kernel's instructions, or None when the build has no code for Highway target ns (a
+    clang build with Highway 1.0.3 compiles the baseline target alone)."""
     if kernel.obj not in objects:
         objects[kernel.obj] = functions(os.path.join(obj_dir, kernel.obj))
     funcs = objects[kernel.obj]
+    if not any(f"::{ns}::" in full for full in funcs):
+        return None
     name = kernel.symbol.format(ns=ns)
     matches = [f for full, f in funcs.items() if name in full]
     if len(matches) != 1:
@@ -343,6 +347,8 @@ def report(obj_dir):
                 continue
             ns = "N_NEON" if kernel.isa == "neon" else SVE_TARGET[core.sve]
             insns = kernel_function(obj_dir, objects, kernel, ns)
+            if insns is None:
+                continue
             per_instruction, peak = work_per_instruction(kernel, core)
             percent = lambda cycles, work: 100.0 * work * per_instruction / (cycles * peak)
             cycles, work, why = predict(core, kernel,
