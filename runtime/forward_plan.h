@@ -23,8 +23,8 @@ struct ForwardCall {
   const KvStore* cache;  // null: keys and values live in the workspace
 };
 
-// Query rows per attention work item: a multiple of the core's row block, large enough that an
-// item amortises streaming its head's packed keys and values.
+// Query rows per attention work item: large enough that an item amortises streaming its head's
+// packed keys and values, small enough that 2-8 workers get balanced shares of short sequences.
 inline constexpr std::size_t kQueryChunk = 64;
 
 struct ForwardPlan {

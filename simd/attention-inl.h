@@ -23,6 +23,7 @@
 #include "simd/gemm_f32.h"
 #include "simd/softmax-inl.h"
 #include "simd/tile_f32-inl.h"
+#include "simd/vector_width.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace edgeattn {
@@ -54,7 +55,7 @@ HWY_INLINE void AttentionHeadF32Impl(const AttentionHeadArgs& args, size_t q_beg
   const size_t rows_per_block = HWY_MIN(MaxTileShape().rows, kMaxRows);
 
   // Scratch layout; every part starts on a 64-byte boundary (AttentionScratchSize).
-  const size_t ldq_block = hwy::RoundUpTo(dk, 16);
+  const size_t ldq_block = hwy::RoundUpTo(dk, kMaxFloatLanes);
   const size_t ldacc = ldq_block;
   float* HWY_RESTRICT q_block = scratch;                            // kMaxRows x ldq_block
   float* HWY_RESTRICT scores = q_block + kMaxRows * ldq_block;       // kMaxRows x key tile

@@ -1,6 +1,7 @@
 #include "simd/attention.h"
 
 #include "simd/gemm_f32.h"
+#include "simd/vector_width.h"
 
 #include <string.h>
 
@@ -19,9 +20,9 @@ HWY_EXPORT(AttentionHeadF32Impl);
 namespace {
 size_t RoundUp(size_t x, size_t multiple) { return (x + multiple - 1) / multiple * multiple; }
 
-// The P V tile reads each value row as whole vectors (RoundUp(dk, lanes) floats, lanes <= 16);
+// The P V tile reads each value row as whole vectors (RoundUp(dk, lanes) floats);
 // past dk it reads the next rows, lanes it computes but never stores.
-size_t ValuesTail(size_t dk) { return RoundUp(dk, 16) - dk; }
+size_t ValuesTail(size_t dk) { return RoundUp(dk, kMaxFloatLanes) - dk; }
 
 }  // namespace
 
@@ -53,8 +54,9 @@ void PackAttentionKeysValues(const float* k, size_t ldk, const float* v, size_t 
 }
 
 size_t AttentionScratchSize(size_t dk) {
-  // Query rows, scores and accumulators per row of a block; rows padded to 16 floats.
-  return kAttentionMaxBlockRows * (RoundUp(dk, 16) + kAttentionKeyTile + RoundUp(dk, 16));
+  // Query rows, scores and accumulators per row of a block; rows padded to whole vectors.
+  const size_t row = RoundUp(dk, kMaxFloatLanes);
+  return kAttentionMaxBlockRows * (row + kAttentionKeyTile + row);
 }
 
 void AttentionHeadF32(const AttentionHeadArgs& args, size_t q_begin, size_t q_end,

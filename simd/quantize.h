@@ -21,6 +21,8 @@ inline size_t QuantBlockCount(size_t k, size_t block) { return (k + block - 1) /
 // never triggers.
 inline constexpr size_t kMaxOutliersPerRow = 8;
 inline constexpr float kOutlierThreshold = 6.0f;
+// sqrt(pi / 2): a Gaussian's standard deviation over its mean absolute value.
+inline constexpr float kSigmaPerMeanAbs = 1.2533141f;
 
 // Per row: count[row] outliers at channel[row * kMaxOutliersPerRow + i] with float value
 // value[row * kMaxOutliersPerRow + i]. A null `count` disables outlier extraction.

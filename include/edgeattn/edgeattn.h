@@ -41,7 +41,7 @@ typedef struct edgeattn_config {
 typedef struct edgeattn_weights {
   const float* in_proj_weight; /* [3 * d_model, d_model] */
   size_t in_proj_weight_size;
-  const float* in_proj_bias; /* [3 * d_model] or NULL */
+  const float* in_proj_bias; /* [3 * d_model] (grouped-query: [d_model + 2 * kv_dim]) or NULL */
   size_t in_proj_bias_size;
   const float* out_proj_weight; /* [d_model, d_model] */
   size_t out_proj_weight_size;

@@ -43,6 +43,8 @@ enum class Precision { kFp32, kInt8 };
 // Values per activation scale in int8 mode: a multiple of 4. Smaller blocks follow outlier
 // channels more closely; larger ones are faster. See README, "int8".
 inline constexpr std::size_t kDefaultInt8Block = 64;
+// Largest int8_block: whole rows of the largest d_model, and far more than accuracy allows.
+inline constexpr std::size_t kMaxInt8Block = 65536;
 
 struct Config {
   std::size_t d_model = 0;
