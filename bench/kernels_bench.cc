@@ -11,6 +11,7 @@
 #include "simd/attention.h"
 #include "simd/gemm_f32.h"
 #include "simd/gemm_i8.h"
+#include "simd/projection_kernel.h"
 #include "simd/quantize.h"
 
 namespace edgeattn {
@@ -24,21 +25,24 @@ void SetFlopCounters(benchmark::State& state, double flops_per_iteration) {
       benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// C [m x n] = A [m x k] W^T + b, W packed once.
+// C [m x n] = A [m x k] W^T + b, W packed once, with the best fp32 kernel (named in the label).
 void BM_GemmF32(benchmark::State& state) {
   const std::size_t m = state.range(0), n = state.range(1), k = state.range(2);
+  const simd::ProjectionKernel& kernel = *simd::ProjectionKernels(simd::WeightType::kF32).front();
   const std::vector<float> a = RandomActivations(m * k, 1);
   const std::vector<float> w = RandomActivations(n * k, 2);
-  const std::vector<float> bias(simd::GemmPanelCount(n) * simd::kGemmPanelWidth, 0.5f);
-  auto packed = hwy::AllocateAligned<float>(simd::PackedGemmWeightsSize(n, k));
-  simd::PackGemmWeights(w.data(), k, n, k, packed.get());
+  const std::size_t panels = (n + kernel.panel_width - 1) / kernel.panel_width;
+  const std::vector<float> bias(panels * kernel.panel_width, 0.5f);
+  auto packed = hwy::AllocateAligned<std::uint8_t>(kernel.packed_bytes(n, k, 0));
+  kernel.pack(w.data(), n, k, 0, packed.get());
   std::vector<float> c(m * n);
-  const simd::GemmWeightsView view{packed.get(), bias.data(), n, k};
+  const simd::PackedProjectionView view{packed.get(), nullptr, bias.data(), n, k, 0};
   for (auto _ : state) {
-    simd::GemmF32(a.data(), k, 0, m, view, 0, simd::GemmPanelCount(n), c.data(), n);
+    kernel.run({a.data(), k, {}}, 0, m, view, 0, panels, c.data(), n);
     benchmark::DoNotOptimize(c.data());
   }
   SetFlopCounters(state, 2.0 * m * n * k);
+  state.SetLabel(kernel.name);
 }
 // The projections of each contract shape: fused Q/K/V width (3d) and the output width (d).
 BENCHMARK(BM_GemmF32)

@@ -45,8 +45,8 @@ ForwardPlan PlanForward(const ForwardCall& call, std::size_t workers) {
   ForwardPlan p;
   p.q_rows = {s.batch, s.lq, o.query_lengths};
   p.k_rows = {s.batch, s.lk, o.key_lengths};
-  p.quantize = call.weights.int8;
-  p.block = p.quantize ? call.weights.q8.view().block : 0;
+  p.quantize = call.weights.q.kernel().activations == simd::ActivationType::kQd8;
+  p.block = call.weights.q.view().block;
   p.k_is_q = SameRows(call.xq, p.q_rows, call.xk, p.k_rows);
   p.v_is_q = SameRows(call.xq, p.q_rows, call.xv, p.k_rows);
   p.v_is_k = call.xv == call.xk;  // key and value always have the same shape and lengths

@@ -6,7 +6,7 @@
 
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/executor.hpp"
-#include "runtime/projection_weights.h"
+#include "runtime/packed_projection.h"
 #include "runtime/workspace.h"
 
 namespace edgeattn {

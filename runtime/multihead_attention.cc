@@ -1,5 +1,6 @@
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/safetensors.hpp"
@@ -9,8 +10,9 @@
 #include "runtime/mha_forward.h"
 #include "runtime/mha_validation.h"
 #include "runtime/multihead_attention_impl.h"
-#include "runtime/projection_weights.h"
+#include "runtime/packed_projection.h"
 #include "runtime/weight_quantizer.h"
+#include "simd/projection_kernel.h"
 #include "simd/targets.h"
 
 namespace edgeattn {
@@ -48,39 +50,53 @@ constexpr char kContextBusy[] =
 
 }  // namespace
 
-void MultiheadAttention::Impl::BuildInt8(const Int8Weights& w) {
+const simd::ProjectionKernel& ChooseProjectionKernel(const Config& config) {
+  const bool int8 = config.precision == Precision::kInt8;
+  const simd::WeightType type = int8 ? simd::WeightType::kQc8 : simd::WeightType::kF32;
+  const std::vector<const simd::ProjectionKernel*> kernels = simd::ProjectionKernels(type);
+  if (config.projection_kernel.empty()) return *kernels.front();
+  for (const simd::ProjectionKernel* kernel : kernels) {
+    if (config.projection_kernel == kernel->name) return *kernel;
+  }
+  std::string names;
+  for (const simd::ProjectionKernel* kernel : kernels) {
+    names += (names.empty() ? "" : ", ") + std::string(kernel->name);
+  }
+  throw Error("Config.projection_kernel: expected one of the " + std::string(int8 ? "int8" : "fp32") +
+              " kernels this CPU runs (" + names + "), got '" + config.projection_kernel + "'");
+}
+
+void MultiheadAttention::Impl::Build(const simd::ProjectionKernel& kernel, const Weights& w) {
   const std::size_t d = config.d_model;
   const std::size_t kvd = KvDim(config);
   const std::size_t block = config.int8_block;
-  projections.int8 = true;
-  projections.q8 = PackedProjectionI8(w.q, w.q_scale, w.q_bias, d, d, block);
-  projections.k8 = PackedProjectionI8(w.k, w.k_scale, w.k_bias, kvd, d, block);
-  projections.v8 = PackedProjectionI8(w.v, w.v_scale, w.v_bias, kvd, d, block);
-  projections.out8 = PackedProjectionI8(w.out, w.out_scale, w.out_bias, d, d, block);
+  projections.q = PackedProjection(kernel, w.q, w.q_scale, w.q_bias, d, d, block);
+  projections.k = PackedProjection(kernel, w.k, w.k_scale, w.k_bias, kvd, d, block);
+  projections.v = PackedProjection(kernel, w.v, w.v_scale, w.v_bias, kvd, d, block);
+  projections.out = PackedProjection(kernel, w.out, w.out_scale, w.out_bias, d, d, block);
 }
 
 MultiheadAttention::MultiheadAttention(const Config& config, const WeightsView& weights) {
   simd::InitDispatch();
   ValidateConfig(config);
   ValidateWeights(config, weights);
+  const simd::ProjectionKernel& kernel = ChooseProjectionKernel(config);
   const std::size_t d = config.d_model;
   const std::size_t kvd = KvDim(config);
   const ProjectionWeights w = SplitProjections(config, weights);
   auto impl = std::make_unique<Impl>();
   impl->config = config;
-  if (config.precision == Precision::kInt8) {
+  if (kernel.weights == simd::WeightType::kQc8) {
     const QuantizedMatrix q = QuantizePerChannel(w.q, d, d);
     const QuantizedMatrix k = QuantizePerChannel(w.k, kvd, d);
     const QuantizedMatrix v = QuantizePerChannel(w.v, kvd, d);
     const QuantizedMatrix out = QuantizePerChannel(w.out, d, d);
-    impl->BuildInt8({q.values.data(), k.values.data(), v.values.data(), out.values.data(),
-                     q.scales.data(), k.scales.data(), v.scales.data(), out.scales.data(),
-                     w.q_bias, w.k_bias, w.v_bias, w.out_bias});
+    impl->Build(kernel, {q.values.data(), k.values.data(), v.values.data(), out.values.data(),
+                         q.scales.data(), k.scales.data(), v.scales.data(), out.scales.data(),
+                         w.q_bias, w.k_bias, w.v_bias, w.out_bias});
   } else {
-    impl->projections.q = PackedProjection(w.q, w.q_bias, d, d);
-    impl->projections.k = PackedProjection(w.k, w.k_bias, kvd, d);
-    impl->projections.v = PackedProjection(w.v, w.v_bias, kvd, d);
-    impl->projections.out = PackedProjection(w.out, w.out_bias, d, d);
+    impl->Build(kernel, {w.q, w.k, w.v, w.out, nullptr, nullptr, nullptr, nullptr, w.q_bias,
+                         w.k_bias, w.v_bias, w.out_bias});
   }
   impl_ = std::move(impl);
 }
@@ -197,47 +213,51 @@ MultiheadAttention MultiheadAttention::Load(const std::string& path, std::size_t
   MultiheadAttention mha;
   mha.impl_ = std::make_unique<Impl>();
   mha.impl_->config = config;
-  mha.impl_->BuildInt8({in_q, in_q + d * d, in_q + (d + kvd) * d, out_q, in_scale.data(),
-                        in_scale.data() + d, in_scale.data() + d + kvd, out_scale.data(), bias,
-                        bias != nullptr ? bias + d : nullptr,
-                        bias != nullptr ? bias + d + kvd : nullptr, SpanOf(out_b).data});
+  mha.impl_->Build(ChooseProjectionKernel(config),
+                   {in_q, in_q + d * d, in_q + (d + kvd) * d, out_q, in_scale.data(),
+                    in_scale.data() + d, in_scale.data() + d + kvd, out_scale.data(), bias,
+                    bias != nullptr ? bias + d : nullptr,
+                    bias != nullptr ? bias + d + kvd : nullptr, SpanOf(out_b).data});
   return mha;
 }
 
 void MultiheadAttention::SaveInt8(const std::string& path) const {
   const Impl& impl = Live(impl_);
-  if (!impl.projections.int8) {
+  if (impl.projections.q.kernel().weights != simd::WeightType::kQc8) {
     throw Error("SaveInt8: expected an operator built with Precision::kInt8, got fp32");
   }
   const std::size_t d = impl.config.d_model;
   const std::size_t in_rows = d + 2 * KvDim(impl.config);
-  // Everything is read back from the packed projections: values, scales and biases.
-  std::vector<std::int8_t> in_q;
+  // Everything is read back from the packed projections through their kernel's unpack (the file
+  // format does not depend on the kernel's layout): values, scales and biases.
+  const PackedProjection* inputs[] = {&impl.projections.q, &impl.projections.k,
+                                      &impl.projections.v};
+  std::vector<std::int8_t> in_q(in_rows * d);
   std::vector<float> in_scale, in_bias;
-  for (const PackedProjectionI8* p : {&impl.projections.q8, &impl.projections.k8,
-                                      &impl.projections.v8}) {
-    const std::vector<std::int8_t> values = p->UnpackValues();
-    in_q.insert(in_q.end(), values.begin(), values.end());
+  bool any_bias = false;
+  std::size_t row = 0;
+  for (const PackedProjection* p : inputs) {
+    p->Unpack(in_q.data() + row * d);
+    row += p->n();
     in_scale.insert(in_scale.end(), p->view().scales, p->view().scales + p->n());
-    const float* bias = p->view().bias;
-    if (bias != nullptr) in_bias.insert(in_bias.end(), bias, bias + p->n());
+    any_bias = any_bias || p->view().bias != nullptr;
   }
-  // A file holds one bias for all three projections or none: fill the missing ones with zeros.
-  if (!in_bias.empty() && in_bias.size() != in_rows) {
-    in_bias.clear();
-    for (const PackedProjectionI8* p : {&impl.projections.q8, &impl.projections.k8,
-                                        &impl.projections.v8}) {
-      const float* bias = p->view().bias;
-      for (std::size_t n = 0; n < p->n(); ++n) in_bias.push_back(bias != nullptr ? bias[n] : 0.0f);
+  // A file holds one bias for all three projections or none: missing ones are zeros.
+  for (const PackedProjection* p : inputs) {
+    const float* bias = p->view().bias;
+    for (std::size_t n = 0; any_bias && n < p->n(); ++n) {
+      in_bias.push_back(bias != nullptr ? bias[n] : 0.0f);
     }
   }
-  const float* out_bias = impl.projections.out8.view().bias;
-  const std::vector<std::int8_t> out_q = impl.projections.out8.UnpackValues();
+  const PackedProjection& out = impl.projections.out;
+  const float* out_bias = out.view().bias;
+  std::vector<std::int8_t> out_q(d * d);
+  out.Unpack(out_q.data());
   SafetensorsWriter writer;
   writer.Add(kInWeightQ, DType::kI8, {in_rows, d}, in_q.data());
   writer.Add(kInWeightScale, DType::kF32, {in_rows}, in_scale.data());
   writer.Add(kOutWeightQ, DType::kI8, {d, d}, out_q.data());
-  writer.Add(kOutWeightScale, DType::kF32, {d}, impl.projections.out8.view().scales);
+  writer.Add(kOutWeightScale, DType::kF32, {d}, out.view().scales);
   if (!in_bias.empty()) writer.Add("in_proj_bias", DType::kF32, {in_rows}, in_bias.data());
   if (out_bias != nullptr) writer.Add("out_proj.bias", DType::kF32, {d}, out_bias);
   writer.SetMetadata("format", kFormat);

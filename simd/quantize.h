@@ -32,6 +32,16 @@ struct RowOutliers {
   float* value;
 };
 
+// Activations from QuantizeRowsI8: rows QuantizedRowStride(k) bytes apart, and the float
+// outliers taken out of them (outlier_count null: none).
+struct QuantizedRowsView {
+  const int8_t* q;
+  const float* scales;  // [row][block]
+  const uint32_t* outlier_count = nullptr;
+  const uint32_t* outlier_channel = nullptr;
+  const float* outlier_value = nullptr;
+};
+
 // For each of `rows` rows of x (row stride ldx) and each block of `block` values (block a
 // multiple of 4; the last block may be shorter): scale = max|x| / 127 and
 // q = round(x * (127 / max|x|)) in [-127, 127]; a block whose max|x| <= 1e-30 gets scale 0 and

@@ -54,6 +54,9 @@ struct Config {
   // Key/value heads, dividing num_heads (grouped-query attention; 1 = multi-query).
   // 0 means num_heads: plain multi-head attention.
   std::size_t num_kv_heads = 0;
+  // The projection kernel, by name (e.g. "qd8_qc8w_i16"); empty: the best this CPU runs for the
+  // precision. `edgeattn info` lists the kernels of this CPU; one it cannot run is an error.
+  std::string projection_kernel = "";
 };
 
 // An array and its element count (checked against the shape it must have).
