@@ -261,7 +261,7 @@ TEST(SafetensorsTest, LoadRejectsWrongWeights) {
   };
   SafetensorsWriter missing;
   missing.Add("in_proj_weight", DType::kF32, {24, 8}, in_w.data());
-  expect_load_error(missing, "expected an output projection 'out_proj.weight'");
+  expect_load_error(missing, "missing 'out_proj.weight' of a PyTorch nn.MultiheadAttention");
   SafetensorsWriter wrong_shape;
   wrong_shape.Add("in_proj_weight", DType::kF32, {23, 8}, short_in.data());
   wrong_shape.Add("out_proj.weight", DType::kF32, {8, 8}, w.data());
