@@ -116,25 +116,30 @@ std::size_t CheckHeader(const std::uint8_t* bytes, std::size_t size, const FailF
   return static_cast<std::size_t>(header_len);
 }
 
-// Parses the JSON header, rejecting a key that appears twice in one object.
+// Parses the JSON header as the reference's serde_json does: at most 127 nested arrays and
+// objects (serde_json's recursion limit of 128), no key twice in one object, and fields of a
+// tensor entry other than dtype, shape and data_offsets skipped, not stored.
 nlohmann::json ParseJson(const char* begin, const char* end, const FailFn& fail) {
+  using Event = nlohmann::json::parse_event_t;
   std::vector<std::set<std::string>> keys;  // one set per open object
-  std::string duplicate;
-  bool has_duplicate = false;
-  const auto track_keys = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    using Event = nlohmann::json::parse_event_t;
-    if (event == Event::object_start) keys.emplace_back();
-    if (event == Event::object_end && !keys.empty()) keys.pop_back();
-    if (event == Event::key && !keys.back().insert(parsed.get<std::string>()).second &&
-        !has_duplicate) {
-      has_duplicate = true;
-      duplicate = parsed.get<std::string>();
+  std::string top_key;                      // the tensor (or __metadata__) being read
+  const auto parse_event = [&](int depth, Event event, nlohmann::json& parsed) {
+    if ((event == Event::object_start || event == Event::array_start) && depth >= 127) {
+      throw fail("the header nests more than 127 arrays and objects");
     }
-    return true;
+    if (event == Event::object_start) keys.emplace_back();
+    if (event == Event::object_end) keys.pop_back();
+    if (event != Event::key) return true;
+    const std::string key = parsed.get<std::string>();
+    if (!keys.back().insert(key).second) {
+      throw fail("the header repeats the key '" + Printable(key) + "'");
+    }
+    if (depth == 1) top_key = key;
+    return depth != 2 || top_key == "__metadata__" || key == "dtype" || key == "shape" ||
+           key == "data_offsets";
   };
-  nlohmann::json header = nlohmann::json::parse(begin, end, track_keys, false);
+  nlohmann::json header = nlohmann::json::parse(begin, end, parse_event, false);
   if (header.is_discarded()) throw fail("the header is not valid JSON");
-  if (has_duplicate) throw fail("the header repeats the key '" + Printable(duplicate) + "'");
   if (!header.is_object()) throw fail("expected the header to be a JSON object");
   return header;
 }

@@ -189,6 +189,14 @@ TEST(SafetensorsTest, ReferenceRules) {
   ExpectParseError(
       FileWithHeader(R"({"f": {"dtype": "F4", "shape": [3], "data_offsets": [0, 2]}})", 2),
       "does not fill a whole number of bytes");
+  // serde_json's recursion limit: 127 nested arrays and objects, counting the header's own.
+  const auto nested = [](int arrays) {
+    return R"({"a": {"dtype": "F32", "shape": [0], "data_offsets": [0, 0], "x": )" +
+           std::string(arrays, '[') + std::string(arrays, ']') + "}}";
+  };
+  EXPECT_NO_THROW(SafetensorsFile::Parse(FileWithHeader(nested(125), 0), "deep"));
+  ExpectParseError(FileWithHeader(nested(126), 0), "nests more than 127");
+  ExpectParseError(FileWithHeader(nested(100000), 0), "nests more than 127");
   ExpectParseError(
       FileWithHeader(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4, 8]}})", 4),
       "data_offsets [begin, end]");
