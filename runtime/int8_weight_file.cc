@@ -137,7 +137,9 @@ const float* Bias(const SafetensorsFile& file, const char* name, std::size_t row
 }  // namespace
 
 bool IsInt8File(const SafetensorsFile& file) {
-  return file.metadata().count("format") != 0 || file.Contains(kInQ);
+  const auto format = file.metadata().find("format");
+  return (format != file.metadata().end() && format->second == kFormat) ||
+         file.Contains(kInQ) || file.Contains(kOutQ);
 }
 
 LayerWeights ReadInt8Layer(const SafetensorsFile& file, const LoadOptions& options) {

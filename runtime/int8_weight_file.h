@@ -15,8 +15,9 @@
 
 namespace edgeattn {
 
-// Whether the file claims to be an int8 weight file (a "format" metadata entry or the
-// in_proj_weight.int8 tensor); ReadInt8Layer then checks that it is one.
+// Whether the file claims to be an int8 weight file (format "edgeattn-int8-v1", or an int8
+// tensor of the format); ReadInt8Layer then checks that it is one. Other "format" values are
+// other writers' (Hugging Face files say "pt"): those are float files.
 bool IsInt8File(const SafetensorsFile& file);
 
 // Checks the metadata (strict decimal numbers naming the key, the format, d_model against the

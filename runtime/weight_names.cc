@@ -1,6 +1,7 @@
 #include "runtime/weight_names.h"
 
 #include <algorithm>
+#include <bitset>
 #include <cctype>
 #include <set>
 
@@ -130,7 +131,8 @@ void CheckBiases(const NameScheme& scheme, unsigned present, const NameRules& ru
   // The smallest allowed set holding every present bias names what is missing.
   unsigned want = 0;
   for (unsigned set : scheme.bias_sets) {
-    if ((set & present) == present && (want == 0 || __builtin_popcount(set) < __builtin_popcount(want))) {
+    if ((set & present) == present && (want == 0 || std::bitset<kSlots>(set).count() <
+                                                        std::bitset<kSlots>(want).count())) {
       want = set;
     }
   }

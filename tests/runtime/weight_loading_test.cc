@@ -318,6 +318,18 @@ TEST(WeightLoadingTest, FindsLayersOfEveryFamilyInNumericOrder) {
             Forward1(MultiheadAttention(m.config, ViewWith(m, kQwenBias))));
 }
 
+// Hugging Face files carry __metadata__ {"format": "pt"}: a float file, not a broken int8 one.
+TEST(WeightLoadingTest, OtherWritersFormatMetadata) {
+  const TorchLayer t;
+  Checkpoint c = t.File(true, true);
+  c.writer.SetMetadata("format", "pt");
+  EXPECT_EQ(Forward1(FromBytes(c.bytes(), Options(4))), Forward1(t.Expected(true)));
+  Checkpoint half_int8 = t.File(true, true);
+  const std::vector<std::int8_t> q(16 * 16, 1);
+  half_int8.writer.Add("out_proj.weight.int8", DType::kI8, {16, 16}, q.data());
+  ExpectLoadError(half_int8.bytes(), Options(4), {"expected __metadata__ 'format'"});
+}
+
 TEST(WeightLoadingTest, FloatFilesNeedTheHeads) {
   const TorchLayer t;
   ExpectLoadError(t.File(true, true).bytes(), Options(0),
