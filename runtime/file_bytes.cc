@@ -110,9 +110,10 @@ std::string CheckOutputPath(const std::string& path, const std::string& what) {
   if (dir.empty()) dir = ".";
   char resolved[PATH_MAX];
   struct stat st;
-  if (::realpath(dir.c_str(), resolved) == nullptr || ::stat(resolved, &st) != 0 ||
-      !S_ISDIR(st.st_mode)) {
-    throw Error(where + "the directory '" + dir + "' does not exist");
+  if (::realpath(dir.c_str(), resolved) == nullptr) {
+    throw Error(where + "the directory '" + dir + "' " +
+                (errno == ENOENT || errno == ENOTDIR ? std::string("does not exist")
+                                                     : "cannot be resolved: " + ErrnoText()));
   }
   if (::access(resolved, W_OK | X_OK) != 0) {
     throw Error(where + "the directory '" + dir + "' is not writable");
