@@ -1,15 +1,22 @@
 #include "runtime/context_state.h"
 
+#include <string>
+
+#include "runtime/thread_count.h"
+
 namespace edgeattn {
 
 Context::Context(std::size_t threads) : state_(std::make_unique<State>()) {
+  CheckThreadCount("Context: threads", threads);
   state_->owned_executor = MakeTbbExecutor(threads);
   state_->executor = state_->owned_executor.get();
 }
 
 Context::Context(Executor& executor) : state_(std::make_unique<State>()) {
-  if (executor.workers() == 0) {
-    throw Error("Context: executor.workers() must be at least 1, got 0");
+  const std::size_t workers = executor.workers();
+  if (workers == 0 || workers > kMaxThreads) {
+    throw Error("Context: expected executor.workers() in [1, " + std::to_string(kMaxThreads) +
+                "], got " + std::to_string(workers));
   }
   state_->executor = &executor;
 }

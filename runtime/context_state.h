@@ -2,6 +2,7 @@
 #ifndef EDGEATTN_RUNTIME_CONTEXT_STATE_H_
 #define EDGEATTN_RUNTIME_CONTEXT_STATE_H_
 
+#include <atomic>
 #include <memory>
 
 #include "edgeattn/edgeattn.hpp"
@@ -13,6 +14,7 @@ struct Context::State {
   std::unique_ptr<Executor> owned_executor;
   Executor* executor = nullptr;
   Workspace workspace;
+  std::atomic<bool> busy{false};  // a forward or decode call is running (ExclusiveUse)
 };
 
 }  // namespace edgeattn

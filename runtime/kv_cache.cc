@@ -3,6 +3,7 @@
 #include <string>
 
 #include "edgeattn/edgeattn.hpp"
+#include "runtime/exclusive_use.h"
 #include "runtime/kv_cache_state.h"
 #include "runtime/mha_validation.h"
 #include "simd/attention.h"
@@ -20,6 +21,15 @@ hwy::AlignedFreeUniquePtr<float[]> ZeroedFloats(std::size_t n) {
 }
 
 }  // namespace
+
+const char kCacheBusy[] =
+    "cache: already in use by another call on another thread (a KvCache serves one Decode, "
+    "Truncate or Clear at a time)";
+
+KvCache::State& LiveCacheState(const std::unique_ptr<KvCache::State>& state) {
+  if (state == nullptr) throw Error("KvCache: moved-from (it holds no cache)");
+  return *state;
+}
 
 KvCache::KvCache(const MultiheadAttention& mha, std::size_t max_length, std::size_t batch) {
   const Config& config = mha.config();
@@ -48,21 +58,28 @@ KvCache::~KvCache() = default;
 KvCache::KvCache(KvCache&&) noexcept = default;
 KvCache& KvCache::operator=(KvCache&&) noexcept = default;
 
-std::size_t KvCache::length() const { return state_->length; }
-std::size_t KvCache::max_length() const { return state_->max_length; }
-std::size_t KvCache::batch() const { return state_->batch; }
+std::size_t KvCache::length() const { return LiveCacheState(state_).length; }
+std::size_t KvCache::max_length() const { return LiveCacheState(state_).max_length; }
+std::size_t KvCache::batch() const { return LiveCacheState(state_).batch; }
 std::size_t KvCache::bytes() const {
-  return state_->batch * state_->kv_heads * (state_->keys_stride + state_->values_stride) *
-         sizeof(float);
+  const State& s = LiveCacheState(state_);
+  return s.batch * s.kv_heads * (s.keys_stride + s.values_stride) * sizeof(float);
 }
-void KvCache::Clear() { state_->length = 0; }
+
+void KvCache::Clear() {
+  State& s = LiveCacheState(state_);
+  const ExclusiveUse use(s.busy, kCacheBusy);
+  s.length = 0;
+}
 
 void KvCache::Truncate(std::size_t length) {
-  if (length > state_->length) {
-    throw Error("length: expected at most the cached length " + Str(state_->length) + ", got " +
+  State& s = LiveCacheState(state_);
+  const ExclusiveUse use(s.busy, kCacheBusy);
+  if (length > s.length) {
+    throw Error("length: expected at most the cached length " + Str(s.length) + ", got " +
                 Str(length));
   }
-  state_->length = length;
+  s.length = length;
 }
 
 MhaShape ValidateDecode(const Config& config, const ConstTensor& x, const Tensor& out,
@@ -74,8 +91,15 @@ MhaShape ValidateDecode(const Config& config, const ConstTensor& x, const Tensor
                 Str(config.d_model) + ", " + Str(config.num_heads) + ", " +
                 Str(KvHeads(config)));
   }
-  MhaOptions unused;
-  const MhaShape shape = ValidateForward(config, x, x, x, out, {}, &unused);
+  ValidateTensor("x", x, config.d_model);
+  ValidateTensor("out", out, config.d_model);
+  if (out.batch != x.batch || out.length != x.length) {
+    throw Error("out: expected shape [" + Str(x.batch) + ", " + Str(x.length) + ", " +
+                Str(config.d_model) + "] like x, got [" + Str(out.batch) + ", " +
+                Str(out.length) + ", " + Str(out.features) + "]");
+  }
+  const MhaShape shape{x.batch, x.length, x.length, config.d_model, config.num_heads,
+                       KvHeads(config)};
   if (x.batch != cache.batch) {
     throw Error("x.batch: expected the cache's batch " + Str(cache.batch) + ", got " +
                 Str(x.batch));

@@ -16,6 +16,17 @@ namespace {
 // item amortises streaming its head's packed keys and values.
 constexpr std::size_t kQueryChunk = 64;
 
+// True when two inputs are the very same rows: the same buffer, the same length per batch item
+// and the same valid rows in each. Only then may one input's quantized rows serve the other; a
+// prefix view of a longer buffer, or the same buffer with other lengths, has other rows.
+bool SameRows(const float* a, const BatchRows& a_rows, const float* b, const BatchRows& b_rows) {
+  if (a != b || a_rows.length != b_rows.length) return false;
+  for (std::size_t i = 0; i < a_rows.batch; ++i) {
+    if (a_rows.valid(i) != b_rows.valid(i)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 void MhaForward(const MhaProjections& weights, const MhaShape& shape, const MhaOptions& options,
@@ -42,6 +53,11 @@ void MhaForward(const MhaProjections& weights, const MhaShape& shape, const MhaO
   const std::size_t blocks = int8 ? simd::QuantBlockCount(d, block) : 0;
   const BatchRows q_rows{shape.batch, shape.lq, options.query_lengths};
   const BatchRows k_rows{shape.batch, shape.lk, options.key_lengths};
+  // Inputs that are the same rows as an earlier one (self-attention, key = value) share its
+  // quantized rows in int8 mode.
+  const bool k_is_q = SameRows(xq, q_rows, xk, k_rows);
+  const bool v_is_q = SameRows(xq, q_rows, xv, k_rows);
+  const bool v_is_k = xv == xk;  // key and value always have the same shape and lengths
 
   WorkspaceLayout layout;
   const std::size_t q_at = layout.Add(rows_q * d);
@@ -66,9 +82,8 @@ void MhaForward(const MhaProjections& weights, const MhaShape& shape, const MhaO
                        layout.Add(rows), layout.Add(outliers), layout.Add(outliers)};
   };
   const auto xq8_at = add_quantized(rows_q);
-  // Inputs equal to an earlier one (self-attention, key = value) share its quantized rows.
-  const auto xk8_at = add_quantized(xk == xq ? 0 : rows_k);
-  const auto xv8_at = add_quantized(xv == xq || xv == xk ? 0 : rows_k);
+  const auto xk8_at = add_quantized(k_is_q ? 0 : rows_k);
+  const auto xv8_at = add_quantized(v_is_q || v_is_k ? 0 : rows_k);
   const auto concat8_at = add_quantized(rows_q);
   float* base = workspace.Reserve(layout.total());
   float* q = base + q_at;
@@ -87,13 +102,12 @@ void MhaForward(const MhaProjections& weights, const MhaShape& shape, const MhaO
   };
 
   if (int8) {
-    // Identical inputs (self-attention, or key = value) are quantized once and shared.
     const QuantizedRows xq8 = quantized(xq8_at);
-    const QuantizedRows xk8 = xk == xq ? xq8 : quantized(xk8_at);
-    const QuantizedRows xv8 = xv == xq ? xq8 : xv == xk ? xk8 : quantized(xv8_at);
+    const QuantizedRows xk8 = k_is_q ? xq8 : quantized(xk8_at);
+    const QuantizedRows xv8 = v_is_q ? xq8 : v_is_k ? xk8 : quantized(xv8_at);
     const QuantizeJob inputs[] = {{xq, q_rows, xq8, d, block},
-                                  {xk == xq ? nullptr : xk, k_rows, xk8, d, block},
-                                  {xv == xq || xv == xk ? nullptr : xv, k_rows, xv8, d, block}};
+                                  {k_is_q ? nullptr : xk, k_rows, xk8, d, block},
+                                  {v_is_q || v_is_k ? nullptr : xv, k_rows, xv8, d, block}};
     RunJobs(executor, inputs);
     const GemmJob projections[] = {
         {nullptr, xq8, q_rows, nullptr, &weights.q8, q, d, d, false},
@@ -141,12 +155,12 @@ void MhaForward(const MhaProjections& weights, const MhaShape& shape, const MhaO
                                  concat + offset,
                                  d};
     if (options.attn_mask != nullptr) {
-      args.mask = options.attn_mask + (options.mask_per_head ? bh * weights_size : 0);
-      args.ld_mask = shape.lk;
+      args.mask.additive = options.attn_mask + (options.mask_per_head ? bh * weights_size : 0);
+      args.mask.ld_additive = shape.lk;
     }
-    if (options.key_padding != nullptr) args.key_bias = key_bias + b * shape.lk;
-    args.causal = options.causal;
-    args.causal_offset = options.causal_offset;
+    if (options.key_padding != nullptr) args.mask.key_bias = key_bias + b * shape.lk;
+    args.mask.causal = options.causal;
+    args.mask.causal_offset = options.causal_offset;
     float* head_w = head_weights != nullptr ? head_weights + bh * weights_size : nullptr;
     if (head_w != nullptr) {
       args.weights = head_w;

@@ -1,5 +1,6 @@
 #include "runtime/mha_validation.h"
 
+#include <cstdint>
 #include <initializer_list>
 #include <limits>
 #include <string>
@@ -72,18 +73,63 @@ const std::size_t* CheckLengths(const char* name, const Span<const std::size_t>&
   return lengths.data;
 }
 
+// True when the byte ranges [a, a + a_bytes) and [b, b + b_bytes) share a byte.
+bool Overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
+  if (a == nullptr || b == nullptr || a_bytes == 0 || b_bytes == 0) return false;
+  const auto a0 = reinterpret_cast<std::uintptr_t>(a);
+  const auto b0 = reinterpret_cast<std::uintptr_t>(b);
+  return a0 < b0 + b_bytes && b0 < a0 + a_bytes;
+}
+
 template <class T>
-void CheckTensor(const char* name, const T& t, std::size_t d_model) {
-  if (t.data == nullptr) throw Error(std::string(name) + ".data: expected a buffer, got null");
+std::size_t Bytes(const Span<T>& span) {
+  return span.size * sizeof(T);
+}
+
+std::size_t Bytes(const Tensor& t) { return t.batch * t.length * t.features * sizeof(float); }
+
+// The outputs are written while some inputs are still being read: the attention weights while
+// the masks and lengths are, the output while the lengths are. Such overlaps are refused (the
+// output over query, key or value is fine: they are read before it is first written).
+void CheckOutputsApart(const MhaShape& s, const Tensor& out, const ForwardOptions& o) {
+  const std::size_t lengths_bytes = s.batch * sizeof(std::size_t);
+  const auto apart = [&](const char* output, const void* p, std::size_t bytes) {
+    const auto check = [&](const char* input, const void* q, std::size_t q_bytes) {
+      if (Overlap(p, bytes, q, q_bytes)) {
+        throw Error(std::string(output) + ": expected a buffer apart from " + input +
+                    ", got one that overlaps it");
+      }
+    };
+    check("query_lengths", o.query_lengths.data, o.query_lengths.data ? lengths_bytes : 0);
+    check("key_lengths", o.key_lengths.data, o.key_lengths.data ? lengths_bytes : 0);
+    if (p == o.attn_weights.data) {
+      check("attn_mask", o.attn_mask.data, Bytes(o.attn_mask));
+      check("key_padding_mask", o.key_padding_mask.data, Bytes(o.key_padding_mask));
+    }
+  };
+  apart("out", out.data, Bytes(out));
+  apart("attn_weights", o.attn_weights.data, Bytes(o.attn_weights));
+  if (Overlap(out.data, Bytes(out), o.attn_weights.data, Bytes(o.attn_weights))) {
+    throw Error("attn_weights: expected a buffer apart from out, got one that overlaps it");
+  }
+}
+
+}  // namespace
+
+void ValidateTensor(const char* name, const ConstTensor& t, std::size_t d_model) {
+  // The shape first: an empty tensor's data may well be null, and its length is the news.
   CheckRange((std::string(name) + ".batch").c_str(), t.batch, 1, kMaxBatch);
   CheckRange((std::string(name) + ".length").c_str(), t.length, 1, kMaxSequenceLength);
   if (t.features != d_model) {
     throw Error(std::string(name) + ".features: expected d_model = " + Str(d_model) + ", got " +
                 Str(t.features));
   }
+  if (t.data == nullptr) throw Error(std::string(name) + ".data: expected a buffer, got null");
 }
 
-}  // namespace
+void ValidateTensor(const char* name, const Tensor& t, std::size_t d_model) {
+  ValidateTensor(name, ConstTensor{t.data, t.batch, t.length, t.features}, d_model);
+}
 
 void ValidateConfig(const Config& config) {
   CheckRange("Config.d_model", config.d_model, 1, kMaxModelDim);
@@ -189,10 +235,10 @@ ProjectionWeights SplitProjections(const Config& config, const WeightsView& weig
 MhaShape ValidateForward(const Config& config, const ConstTensor& query, const ConstTensor& key,
                          const ConstTensor& value, const Tensor& out,
                          const ForwardOptions& options, MhaOptions* resolved) {
-  CheckTensor("query", query, config.d_model);
-  CheckTensor("key", key, config.d_model);
-  CheckTensor("value", value, config.d_model);
-  CheckTensor("out", out, config.d_model);
+  ValidateTensor("query", query, config.d_model);
+  ValidateTensor("key", key, config.d_model);
+  ValidateTensor("value", value, config.d_model);
+  ValidateTensor("out", out, config.d_model);
   if (key.batch != query.batch || value.batch != query.batch) {
     throw Error("key.batch and value.batch: expected query.batch = " + Str(query.batch) +
                 ", got " + Str(key.batch) + " and " + Str(value.batch));
@@ -209,6 +255,7 @@ MhaShape ValidateForward(const Config& config, const ConstTensor& query, const C
   const MhaShape shape{query.batch, query.length,     key.length,
                        config.d_model, config.num_heads, KvHeads(config)};
   *resolved = ResolveOptions(shape, options);
+  CheckOutputsApart(shape, out, options);
   return shape;
 }
 

@@ -23,6 +23,10 @@ struct ProjectionWeights {
 };
 ProjectionWeights SplitProjections(const Config& config, const WeightsView& weights);
 
+// Checks a [batch, length, d_model] tensor argument named `name`.
+void ValidateTensor(const char* name, const ConstTensor& t, std::size_t d_model);
+void ValidateTensor(const char* name, const Tensor& t, std::size_t d_model);
+
 // Checks the forward call's tensors and options against the configuration; returns the shape
 // and the options resolved for MhaForward.
 MhaShape ValidateForward(const Config& config, const ConstTensor& query, const ConstTensor& key,

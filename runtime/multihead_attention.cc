@@ -6,8 +6,9 @@
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/safetensors.hpp"
 #include "runtime/context_state.h"
-#include "runtime/kv_cache_state.h"
+#include "runtime/exclusive_use.h"
 #include "runtime/int8_weight_file.h"
+#include "runtime/kv_cache_state.h"
 #include "runtime/mha_forward.h"
 #include "runtime/mha_validation.h"
 #include "runtime/multihead_attention_impl.h"
@@ -17,6 +18,18 @@
 #include "simd/targets.h"
 
 namespace edgeattn {
+namespace {
+
+const MultiheadAttention::Impl& Live(const std::unique_ptr<MultiheadAttention::Impl>& impl) {
+  if (impl == nullptr) throw Error("MultiheadAttention: moved-from (it holds no operator)");
+  return *impl;
+}
+
+constexpr char kContextBusy[] =
+    "context: already in use by another call on another thread (use one Context per calling "
+    "thread)";
+
+}  // namespace
 
 void MultiheadAttention::Impl::BuildInt8(const Int8Weights& w) {
   const std::size_t d = config.d_model;
@@ -87,7 +100,7 @@ MultiheadAttention MultiheadAttention::LoadLayer(const SafetensorsFile& file,
 }
 
 void MultiheadAttention::SaveInt8(const std::string& path) const {
-  const Impl& impl = *impl_;
+  const Impl& impl = Live(impl_);
   if (!impl.projections.int8) {
     throw Error("SaveInt8: expected an operator built with Precision::kInt8, got fp32");
   }
@@ -106,16 +119,17 @@ MultiheadAttention::MultiheadAttention(MultiheadAttention&&) noexcept = default;
 MultiheadAttention& MultiheadAttention::operator=(MultiheadAttention&&) noexcept = default;
 MultiheadAttention::~MultiheadAttention() = default;
 
-const Config& MultiheadAttention::config() const { return impl_->config; }
+const Config& MultiheadAttention::config() const { return Live(impl_).config; }
 
 void MultiheadAttention::Forward(Context& context, ConstTensor query, ConstTensor key,
                                  ConstTensor value, Tensor out,
                                  const ForwardOptions& options) const {
+  const Impl& impl = Live(impl_);
   MhaOptions resolved;
-  const MhaShape shape =
-      ValidateForward(impl_->config, query, key, value, out, options, &resolved);
+  const MhaShape shape = ValidateForward(impl.config, query, key, value, out, options, &resolved);
   Context::State& state = *context.state_;
-  MhaForward(impl_->projections, shape, resolved, query.data, key.data, value.data, out.data,
+  const ExclusiveUse use(state.busy, kContextBusy);
+  MhaForward(impl.projections, shape, resolved, query.data, key.data, value.data, out.data,
              nullptr, *state.executor, state.workspace);
 }
 
@@ -132,14 +146,17 @@ void MultiheadAttention::Forward(Context& context, ConstTensor x, Tensor out,
 
 void MultiheadAttention::Decode(Context& context, ConstTensor x, KvCache& cache,
                                 Tensor out) const {
-  KvCache::State& c = *cache.state_;
-  const MhaShape shape = ValidateDecode(impl_->config, x, out, c);
+  const Impl& impl = Live(impl_);
+  KvCache::State& c = LiveCacheState(cache.state_);
+  const ExclusiveUse cache_use(c.busy, kCacheBusy);
+  const MhaShape shape = ValidateDecode(impl.config, x, out, c);
   MhaOptions options;
   options.causal = true;
   options.causal_offset = c.length;
   const KvStore store{c.keys.get(), c.values.get(), c.keys_stride, c.values_stride, c.length};
   Context::State& state = *context.state_;
-  MhaForward(impl_->projections, shape, options, x.data, x.data, x.data, out.data, &store,
+  const ExclusiveUse context_use(state.busy, kContextBusy);
+  MhaForward(impl.projections, shape, options, x.data, x.data, x.data, out.data, &store,
              *state.executor, state.workspace);
   c.length += x.length;
 }

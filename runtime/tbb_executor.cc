@@ -4,6 +4,7 @@
 #include <oneapi/tbb/task_arena.h>
 
 #include "edgeattn/executor.hpp"
+#include "runtime/thread_count.h"
 
 namespace edgeattn {
 namespace {
@@ -41,6 +42,7 @@ class TbbExecutor final : public Executor {
 }  // namespace
 
 std::unique_ptr<Executor> MakeTbbExecutor(std::size_t threads) {
+  CheckThreadCount("MakeTbbExecutor: threads", threads);
   if (threads == 0) threads = static_cast<std::size_t>(tbb::this_task_arena::max_concurrency());
   return std::make_unique<TbbExecutor>(threads);
 }

@@ -4,10 +4,14 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
+#include "edgeattn/edgeattn.hpp"
 #include "edgeattn/executor.hpp"
+#include "runtime/thread_count.h"
 
 namespace edgeattn {
 namespace {
@@ -27,24 +31,39 @@ bool SpinUntil(const Pred& done) {
   return true;
 }
 
+class ThreadPoolExecutor;
+// The pool whose job this thread is running, if any.
+thread_local const ThreadPoolExecutor* running_here = nullptr;
+
 class ThreadPoolExecutor final : public Executor {
  public:
   explicit ThreadPoolExecutor(std::size_t threads) : workers_(threads) {
-    for (std::size_t w = 1; w < workers_; ++w) threads_.emplace_back([this, w] { Work(w); });
+    threads_.reserve(workers_ - 1);
+    try {
+      for (std::size_t w = 1; w < workers_; ++w) threads_.emplace_back([this, w] { Work(w); });
+    } catch (const std::system_error& e) {
+      // The destructor does not run for a failed constructor: stop and join here, or the
+      // started workers would wait on condition variables that are about to be destroyed.
+      const std::size_t started = threads_.size();
+      StopAndJoin();
+      throw Error("MakeThreadPoolExecutor: could start only " + std::to_string(started) +
+                  " of the " + std::to_string(workers_ - 1) + " threads of a " +
+                  std::to_string(workers_) + "-worker pool: " + e.what());
+    }
   }
 
-  ~ThreadPoolExecutor() override {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_.store(true);
-    }
-    start_.notify_all();
-    for (std::thread& t : threads_) t.join();
-  }
+  ~ThreadPoolExecutor() override { StopAndJoin(); }
 
   std::size_t workers() const override { return workers_; }
 
   void RunWorkers(WorkerFn fn) override {
+    if (running_here == this) {
+      // Called from inside one of this pool's jobs (by a worker, or by the caller while it runs
+      // worker 0): the pool is busy with the outer job, so waiting for it would deadlock. Run
+      // every worker on this thread instead; results do not depend on who runs a worker.
+      for (std::size_t w = 0; w < workers_; ++w) fn(w);
+      return;
+    }
     std::lock_guard<std::mutex> one_call_at_a_time(run_mutex_);
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -53,7 +72,10 @@ class ThreadPoolExecutor final : public Executor {
       generation_.fetch_add(1);
     }
     start_.notify_all();
+    const ThreadPoolExecutor* const outer = running_here;  // another pool's worker may call us
+    running_here = this;
     fn(0);
+    running_here = outer;
     const auto finished = [this] { return pending_.load() == 0; };
     if (!SpinUntil(finished)) {
       std::unique_lock<std::mutex> lock(mutex_);
@@ -62,7 +84,17 @@ class ThreadPoolExecutor final : public Executor {
   }
 
  private:
+  void StopAndJoin() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_.store(true);
+    }
+    start_.notify_all();
+    for (std::thread& t : threads_) t.join();
+  }
+
   void Work(std::size_t worker) {
+    running_here = this;
     std::uint64_t seen = 0;
     while (true) {
       const auto started = [&] { return stop_.load() || generation_.load() != seen; };
@@ -101,6 +133,7 @@ class ThreadPoolExecutor final : public Executor {
 }  // namespace
 
 std::unique_ptr<Executor> MakeThreadPoolExecutor(std::size_t threads) {
+  CheckThreadCount("MakeThreadPoolExecutor: threads", threads);
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   return std::make_unique<ThreadPoolExecutor>(threads);
 }

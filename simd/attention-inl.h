@@ -19,6 +19,7 @@
 #include <limits>
 
 #include "simd/attention.h"
+#include "simd/attention_mask-inl.h"
 #include "simd/gemm_f32.h"
 #include "simd/concat-inl.h"
 #include "simd/softmax-inl.h"
@@ -28,36 +29,6 @@ HWY_BEFORE_NAMESPACE();
 namespace edgeattn {
 namespace simd {
 namespace HWY_NAMESPACE {
-
-// x[i] += add[i] for i < n.
-HWY_INLINE void AddRowF32(float* HWY_RESTRICT x, const float* HWY_RESTRICT add, size_t n) {
-  const RowTag d;
-  const size_t N = hn::Lanes(d);
-  for (size_t i = 0; i < n; i += N) {
-    const size_t count = HWY_MIN(N, n - i);
-    StorePartial(d, hn::Add(LoadPartial(d, x + i, count), LoadPartial(d, add + i, count)), x + i,
-                 count);
-  }
-}
-
-HWY_INLINE bool AllNegInfF32(const float* HWY_RESTRICT x, size_t n) {
-  for (size_t i = 0; i < n; ++i) {
-    if (!(x[i] == -std::numeric_limits<float>::infinity())) return false;
-  }
-  return true;
-}
-
-// True when the masks remove keys [t0, t0 + keys) for every row of the block starting at i0:
-// the tile then costs nothing. (Causal masking is handled by the block's key limit.)
-HWY_INLINE bool TileMasked(const AttentionHeadArgs& args, size_t i0, size_t rows, size_t t0,
-                           size_t keys) {
-  if (args.key_bias != nullptr && AllNegInfF32(args.key_bias + t0, keys)) return true;
-  if (args.mask == nullptr) return false;
-  for (size_t r = 0; r < rows; ++r) {
-    if (!AllNegInfF32(args.mask + (i0 + r) * args.ld_mask + t0, keys)) return false;
-  }
-  return true;
-}
 
 // scores[r][0, keys) = (scaled q row r) . key (t0 + j) + the masks, for the block's rows.
 HWY_INLINE void ScoreTile(const AttentionHeadArgs& args, const float* HWY_RESTRICT q_block,
@@ -71,16 +42,7 @@ HWY_INLINE void ScoreTile(const AttentionHeadArgs& args, const float* HWY_RESTRI
                 kAttentionKeyTile);
   }
   for (size_t r = 0; r < rows; ++r) {
-    float* HWY_RESTRICT p = scores + r * kAttentionKeyTile;
-    if (args.key_bias != nullptr) AddRowF32(p, args.key_bias + t0, keys);
-    if (args.mask != nullptr) AddRowF32(p, args.mask + (i0 + r) * args.ld_mask + t0, keys);
-    if (args.causal) {
-      const size_t visible = i0 + r + args.causal_offset + 1;  // keys [0, visible)
-      if (visible < t0 + keys) {
-        const size_t from = visible > t0 ? visible - t0 : 0;
-        FillRowF32(p + from, keys - from, -std::numeric_limits<float>::infinity());
-      }
-    }
+    ApplyMaskRow(args.mask, i0 + r, t0, keys, scores + r * kAttentionKeyTile);
   }
 }
 
@@ -90,34 +52,33 @@ HWY_INLINE void AttentionHeadF32Impl(const AttentionHeadArgs& args, size_t q_beg
   constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
   constexpr size_t kMaxRows = kAttentionMaxBlockRows;
   const size_t dk = args.dk;
-  const size_t ldv = AttentionValuesStride(dk);
   const size_t rows_per_block = HWY_MIN(MaxTileShape().rows, kMaxRows);
 
   // Scratch layout; every part starts on a 64-byte boundary (AttentionScratchSize).
   const size_t ldq_block = hwy::RoundUpTo(dk, 16);
+  const size_t ldacc = ldq_block;
   float* HWY_RESTRICT q_block = scratch;                            // kMaxRows x ldq_block
   float* HWY_RESTRICT scores = q_block + kMaxRows * ldq_block;       // kMaxRows x key tile
-  float* HWY_RESTRICT acc = scores + kMaxRows * kAttentionKeyTile;   // kMaxRows x ldv
+  float* HWY_RESTRICT acc = scores + kMaxRows * kAttentionKeyTile;   // kMaxRows x ldacc
   float row_max[kMaxRows];
   float row_sum[kMaxRows];
   bool row_bad[kMaxRows];
 
   for (size_t i0 = q_begin; i0 < q_end; i0 += rows_per_block) {
     const size_t rows = HWY_MIN(rows_per_block, q_end - i0);
-    // Causal rows of this block see no key past its last row's limit.
-    const size_t lk_block =
-        args.causal ? HWY_MIN(args.lk, i0 + rows + args.causal_offset) : args.lk;
+    // No row of this block sees a key past its last row's limit.
+    const size_t lk_block = args.mask.VisibleEnd(i0 + rows - 1, args.lk);
     for (size_t r = 0; r < rows; ++r) {
       // Folding the scale into Q costs dk multiplies per row instead of lk.
       StoreRowScaledF32(args.q + (i0 + r) * args.ldq, dk, args.scale, q_block + r * ldq_block);
-      FillRowF32(acc + r * ldv, ldv, 0.0f);
+      FillRowF32(acc + r * ldacc, ldacc, 0.0f);
       row_max[r] = -kInf;
       row_sum[r] = 0.0f;
       row_bad[r] = false;
     }
     for (size_t t0 = 0; t0 < lk_block; t0 += kAttentionKeyTile) {
       const size_t keys = HWY_MIN(kAttentionKeyTile, lk_block - t0);
-      if (TileMasked(args, i0, rows, t0, keys)) continue;
+      if (TileMasked(args.mask, i0, rows, t0, keys)) continue;
       ScoreTile(args, q_block, ldq_block, i0, rows, t0, keys, scores);
       for (size_t r = 0; r < rows; ++r) {
         float* HWY_RESTRICT p = scores + r * kAttentionKeyTile;
@@ -131,11 +92,11 @@ HWY_INLINE void AttentionHeadF32Impl(const AttentionHeadArgs& args, size_t q_beg
         }
         const float correction = expf(row_max[r] - new_max);
         row_sum[r] = row_sum[r] * correction + ExpShiftSumF32(p, keys, 1.0f, new_max);
-        if (correction != 1.0f) ScaleRowF32(acc + r * ldv, dk, correction);
+        if (correction != 1.0f) ScaleRowF32(acc + r * ldacc, dk, correction);
         row_max[r] = new_max;
       }
-      MatMulTiles(scores, kAttentionKeyTile, rows, args.values + t0 * ldv, ldv, keys, dk,
-                  TileInit::kAccumulate, nullptr, acc, ldv);
+      MatMulTiles(scores, kAttentionKeyTile, rows, args.values + t0 * dk, dk, keys, dk,
+                  TileInit::kAccumulate, nullptr, acc, ldacc);
     }
     for (size_t r = 0; r < rows; ++r) {
       float* out = args.out + (i0 + r) * args.ldo;
@@ -144,7 +105,7 @@ HWY_INLINE void AttentionHeadF32Impl(const AttentionHeadArgs& args, size_t q_beg
       } else if (row_sum[r] == 0.0f) {
         FillRowF32(out, dk, 0.0f);  // every key masked: defined as zeros
       } else {
-        StoreRowScaledF32(acc + r * ldv, dk, 1.0f / row_sum[r], out);
+        StoreRowScaledF32(acc + r * ldacc, dk, 1.0f / row_sum[r], out);
       }
     }
     if (args.weights == nullptr) continue;
@@ -153,7 +114,7 @@ HWY_INLINE void AttentionHeadF32Impl(const AttentionHeadArgs& args, size_t q_beg
     for (size_t t0 = 0; t0 < args.lk; t0 += kAttentionKeyTile) {
       const size_t keys = HWY_MIN(kAttentionKeyTile, args.lk - t0);
       const size_t visible = t0 < lk_block ? HWY_MIN(keys, lk_block - t0) : 0;
-      const bool computed = visible > 0 && !TileMasked(args, i0, rows, t0, visible);
+      const bool computed = visible > 0 && !TileMasked(args.mask, i0, rows, t0, visible);
       if (computed) ScoreTile(args, q_block, ldq_block, i0, rows, t0, visible, scores);
       for (size_t r = 0; r < rows; ++r) {
         float* HWY_RESTRICT w = args.weights + (i0 + r) * args.ldw + t0;

@@ -18,13 +18,15 @@ HWY_EXPORT(AttentionHeadF32Impl);
 
 namespace {
 size_t RoundUp(size_t x, size_t multiple) { return (x + multiple - 1) / multiple * multiple; }
+
+// The P V tile reads each value row as whole vectors (RoundUp(dk, lanes) floats, lanes <= 16);
+// past dk it reads the next rows, lanes it computes but never stores.
+size_t ValuesTail(size_t dk) { return RoundUp(dk, 16) - dk; }
+
 }  // namespace
 
-size_t AttentionValuesStride(size_t dk) { return RoundUp(dk, 16); }
 size_t AttentionPackedKeysSize(size_t lk, size_t dk) { return PackedGemmWeightsSize(lk, dk); }
-size_t AttentionPackedValuesSize(size_t lk, size_t dk) {
-  return lk * AttentionValuesStride(dk);
-}
+size_t AttentionPackedValuesSize(size_t lk, size_t dk) { return lk * dk + ValuesTail(dk); }
 
 void PackAttentionKeysValues(const float* k, size_t ldk, const float* v, size_t ldv,
                              size_t first, size_t count, size_t dk, float* keys, float* values) {
@@ -44,17 +46,15 @@ void PackAttentionKeysValues(const float* k, size_t ldk, const float* v, size_t 
              (kGemmPanelWidth - end % kGemmPanelWidth) * sizeof(float));
     }
   }
-  const size_t ldvp = AttentionValuesStride(dk);
   for (size_t t = 0; t < count; ++t) {
-    float* row = values + (first + t) * ldvp;
-    memcpy(row, v + t * ldv, dk * sizeof(float));
-    memset(row + dk, 0, (ldvp - dk) * sizeof(float));
+    memcpy(values + (first + t) * dk, v + t * ldv, dk * sizeof(float));
   }
+  memset(values + end * dk, 0, ValuesTail(dk) * sizeof(float));
 }
 
 size_t AttentionScratchSize(size_t dk) {
-  return kAttentionMaxBlockRows *
-         (RoundUp(dk, 16) + kAttentionKeyTile + AttentionValuesStride(dk));
+  // Query rows, scores and accumulators per row of a block; rows padded to 16 floats.
+  return kAttentionMaxBlockRows * (RoundUp(dk, 16) + kAttentionKeyTile + RoundUp(dk, 16));
 }
 
 void AttentionHeadF32(const AttentionHeadArgs& args, size_t q_begin, size_t q_end,

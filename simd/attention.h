@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 
+#include "simd/attention_mask.h"
+
 namespace edgeattn {
 namespace simd {
 
@@ -17,8 +19,9 @@ inline constexpr size_t kAttentionKeyTile = 256;
 // Query rows processed together: at most the tile kernel's 8 rows. Scratch is sized for this.
 inline constexpr size_t kAttentionMaxBlockRows = 8;
 
-// Row stride of the packed values (dk rounded up to the widest vector).
-size_t AttentionValuesStride(size_t dk);
+// Floats of one head's packed keys and values for lk positions. Values are rows of dk floats
+// with no padding between them (a head of width 4 takes 4 floats per position, not a vector's
+// width), plus a tail so that a whole-vector load of the last row stays inside the buffer.
 size_t AttentionPackedKeysSize(size_t lk, size_t dk);
 size_t AttentionPackedValuesSize(size_t lk, size_t dk);
 
@@ -27,8 +30,8 @@ size_t AttentionPackedValuesSize(size_t lk, size_t dk);
 // them. Scores are Q K^T, a GEMM with K in the place of a weight matrix, so keys take the
 // weight panel layout (PackGemmWeights): each 64-key panel is dk contiguous rows of 64, which
 // the tile kernel streams without the cache-set conflicts that a long-strided K^T would cause;
-// lanes of the last panel past the last key are zeroed. Values become rows of
-// AttentionValuesStride(dk), zero-padded. Buffers hold the sizes above for the final length.
+// lanes of the last panel past the last key are zeroed. Values become rows of dk floats; the
+// tail after the last row is zeroed. Buffers hold the sizes above for the final length.
 void PackAttentionKeysValues(const float* k, size_t ldk, const float* v, size_t ldv,
                              size_t first, size_t count, size_t dk, float* keys, float* values);
 
@@ -46,12 +49,7 @@ struct AttentionHeadArgs {
   float* out;           // [lq x dk] this head's columns of the concat buffer, row stride ldo
   size_t ldo;
 
-  // Masks, all off by default. Each adds to the scaled scores; -inf removes a key.
-  const float* mask = nullptr;      // [lq x lk] additive, row stride ld_mask
-  size_t ld_mask = 0;
-  const float* key_bias = nullptr;  // [lk] additive, the same for every row (key padding)
-  bool causal = false;              // row i sees keys j <= i + causal_offset only
-  size_t causal_offset = 0;
+  AttentionMask mask{};  // everything visible by default
   // Optional: the softmax probabilities [lq x lk], row stride ldw (need_weights).
   float* weights = nullptr;
   size_t ldw = 0;

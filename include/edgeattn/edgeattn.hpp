@@ -160,7 +160,9 @@ class SafetensorsFile;
 
 // Keys and values of earlier positions for incremental decoding with
 // MultiheadAttention::Decode: room for max_length positions of `batch` sequences, allocated
-// once (float, packed for the attention core).
+// once (float, packed for the attention core). One call at a time: a Decode, Truncate or Clear
+// while another thread's call uses the cache throws edgeattn::Error. A moved-from cache throws
+// on every call.
 class EDGEATTN_API KvCache {
  public:
   KvCache(const MultiheadAttention& mha, std::size_t max_length, std::size_t batch = 1);
@@ -183,13 +185,18 @@ class EDGEATTN_API KvCache {
   std::unique_ptr<State> state_;
 };
 
-// Where a forward call runs and the scratch memory it reuses. One context per calling thread;
-// a built operator may be shared by any number of contexts at once.
+// Where a forward call runs and the scratch memory it reuses. One context per calling thread:
+// a call on a context that another thread's call is using throws edgeattn::Error (it would
+// share the scratch memory). A built operator may be shared by any number of contexts at once.
 class EDGEATTN_API Context {
  public:
-  // threads = 0: one per hardware thread. Runs on a oneTBB arena of that size.
+  // threads = 0: one per hardware thread, else at most kMaxThreads (edgeattn::Error beyond).
+  // Runs on a oneTBB arena of that size.
   explicit Context(std::size_t threads = 0);
-  // Runs on an executor the application owns; it must outlive the context.
+  // Runs on an executor the application owns (1 to kMaxThreads workers); it must outlive the
+  // context. The executor may be shared with the application's own work; a call made from
+  // inside one of that executor's jobs must not wait for the executor (edgeattn's thread pool
+  // then runs the call's phases on the calling thread).
   explicit Context(Executor& executor);
   ~Context();
   Context(const Context&) = delete;
@@ -235,9 +242,15 @@ class EDGEATTN_API MultiheadAttention {
   MultiheadAttention& operator=(MultiheadAttention&&) noexcept;
   ~MultiheadAttention();
 
+  // A moved-from operator holds nothing: this and every call on it throw edgeattn::Error.
   const Config& config() const;
 
   // Cross-attention: query [B, Lq, d], key and value [B, Lk, d] -> out [B, Lq, d].
+  // Buffers may alias: query, key and value may be the same or overlapping memory (the result
+  // is what separate copies would give), and out may lie over any of them (they are read
+  // before out is first written). Refused with edgeattn::Error: out or attn_weights over the
+  // lengths arrays, and attn_weights over out or the masks, which are still read while it is
+  // written.
   void Forward(Context& context, ConstTensor query, ConstTensor key, ConstTensor value,
                Tensor out, const ForwardOptions& options = {}) const;
   // Self-attention: query = key = value = x.

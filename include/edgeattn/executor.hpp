@@ -12,6 +12,11 @@
 
 namespace edgeattn {
 
+// Most workers an executor may have (and threads a Context may ask for): far beyond the cores
+// of any device edgeattn targets, small enough that per-worker scratch stays bounded.
+// MakeTbbExecutor, MakeThreadPoolExecutor and Context throw edgeattn::Error past it.
+inline constexpr std::size_t kMaxThreads = 256;
+
 // A non-owning reference to a callable void(std::size_t worker); copying it never allocates.
 class WorkerFn {
  public:
@@ -50,13 +55,15 @@ class SerialExecutor final : public Executor {
   std::size_t workers_;
 };
 
-// A oneTBB task_arena with `threads` slots (0: one per hardware thread). The calling thread
+// A oneTBB task_arena with `threads` slots (0: one per hardware thread; at most kMaxThreads).
+// The calling thread
 // joins the work as worker 0; oneTBB starts its worker threads on first use and puts them to
 // sleep when the arena has no work.
 EDGEATTN_API std::unique_ptr<Executor> MakeTbbExecutor(std::size_t threads);
 
 // A plain pool of threads - 1 std::threads plus the calling thread (0: one per hardware
-// thread), started here and joined by the destructor. Between phases a worker spins for at
+// thread; at most kMaxThreads), started here and joined by the destructor. If a thread cannot
+// be started, the ones already started are stopped and joined and edgeattn::Error is thrown. Between phases a worker spins for at
 // most 50 microseconds, then blocks on a condition variable, so an idle pool uses no CPU.
 // Calls to RunWorkers from several threads are serialised. Use it to run under
 // ThreadSanitizer (Debian's oneTBB is not instrumented) or where oneTBB is unwanted.

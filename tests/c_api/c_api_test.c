@@ -234,6 +234,12 @@ int main(void) {
               "/nonexistent/m.safetensors", "missing file");
   check_error(edgeattn_operator_load(NULL, 1, EDGEATTN_FP32, &bad), "path", "null path");
   check_error(edgeattn_context_create(1, NULL), "out", "null context out");
+  {
+    edgeattn_context* none = NULL;
+    check_error(edgeattn_context_create((size_t)-1, &none), "threads", "threads = -1");
+    check_error(edgeattn_context_create(100000, &none), "got 100000", "too many threads");
+    check(none == NULL, "failed context create leaves out NULL");
+  }
 
   edgeattn_operator_destroy(op);
   edgeattn_context_destroy(context);

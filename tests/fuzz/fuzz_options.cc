@@ -1,7 +1,10 @@
 // libFuzzer target: forward options and KV-cache decode steps as an app might get them wrong.
 // The bytes choose the shape, head grouping, precision, every option (sizes off by a little,
-// lengths out of range, mask values including NaN and inf, any weights mode) and a few decode
-// steps; every call must either work or throw edgeattn::Error, never touch memory it should not.
+// lengths out of range, mask values including NaN and inf, any weights mode), where query, key,
+// value and out lie in one shared buffer (the same rows, prefix views, overlaps, out over the
+// query) and a few decode steps; every call must either work or throw edgeattn::Error, never
+// touch memory it should not, and a call on aliased views must give bit for bit what it gives
+// on separate copies of its inputs.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -63,9 +66,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   w.out_proj_weight = {wo.data(), wo.size()};
   try {
     const edgeattn::MultiheadAttention mha(config, w);
-    std::vector<float> q(batch * lq * d), kv(batch * lk * d), out(q.size());
-    for (float& x : q) x = in.Value();
-    for (float& x : kv) x = in.Value();
+    // Query, key and value are views at chosen row offsets of one buffer.
+    std::vector<float> shared((3 * batch * (lq + lk) + 8) * d);
+    for (float& x : shared) x = in.Value();
+    const auto view_at = [&](std::size_t rows) {
+      return shared.data() + in.Below(shared.size() / d - rows + 1) * d;
+    };
+    const float* q = view_at(batch * lq);
+    const float* k = view_at(batch * lk);
+    const float* v = in.Below(2) ? k : view_at(batch * lk);
+    std::vector<float> separate_out(batch * lq * d);
+    // The output over the query (allowed: inputs are read before it is written) or apart.
+    float* out = in.Below(4) == 0 ? const_cast<float*>(q) : separate_out.data();
+    const std::vector<float> q_copy(q, q + batch * lq * d);
+    const std::vector<float> k_copy(k, k + batch * lk * d), v_copy(v, v + batch * lk * d);
 
     edgeattn::ForwardOptions o;
     o.is_causal = in.Below(2) != 0;
@@ -100,8 +114,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     edgeattn::Context context(1 + in.Below(2));
     try {
-      mha.Forward(context, {q.data(), batch, lq, d}, {kv.data(), batch, lk, d},
-                  {kv.data(), batch, lk, d}, {out.data(), batch, lq, d}, o);
+      mha.Forward(context, {q, batch, lq, d}, {k, batch, lk, d}, {v, batch, lk, d},
+                  {out, batch, lq, d}, o);
+      std::vector<float> want(batch * lq * d);
+      edgeattn::Context fresh(1);
+      mha.Forward(fresh, {q_copy.data(), batch, lq, d}, {k_copy.data(), batch, lk, d},
+                  {v_copy.data(), batch, lk, d}, {want.data(), batch, lq, d}, o);
+      if (std::memcmp(want.data(), out, want.size() * sizeof(float)) != 0) __builtin_trap();
     } catch (const edgeattn::Error&) {
     }
     edgeattn::KvCache cache(mha, 1 + in.Below(24), 1 + in.Below(2));

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "edgeattn/edgeattn.hpp"
+#include "tests/expect_error.h"
 #include "edgeattn/reference.hpp"
 #include "tests/runtime/test_model.h"
 #include "tests/test_support.h"
@@ -13,6 +14,7 @@ namespace edgeattn {
 namespace {
 
 using testing_support::Cosine;
+using testing_support::ExpectError;
 using testing_support::GqaModel;
 using testing_support::kFloatEps;
 using testing_support::MaxAbs;
@@ -109,26 +111,45 @@ TEST(KvCacheTest, RejectsOverflowAndMismatch) {
   std::vector<float> x(5 * 32, 0.5f), out(5 * 32);
   Context context(1);
   mha.Decode(context, {x.data(), 1, 3, 32}, cache, {out.data(), 1, 3, 32});
-  const auto expect_error = [&](auto&& call, const char* fragment) {
-    try {
-      call();
-      ADD_FAILURE() << "no error; expected '" << fragment << "'";
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-    }
-  };
-  expect_error([&] { mha.Decode(context, {x.data(), 1, 2, 32}, cache, {out.data(), 1, 2, 32}); },
-               "x.length: the cache holds 3 of 4 positions, room for 1, got 2");
+  ExpectError([&] { mha.Decode(context, {x.data(), 1, 2, 32}, cache, {out.data(), 1, 2, 32}); },
+              {"x.length: the cache holds 3 of 4 positions, room for 1, got 2"});
   EXPECT_EQ(cache.length(), 3u);  // a refused step leaves the cache as it was
-  expect_error([&] { mha.Decode(context, {x.data(), 2, 1, 32}, cache, {out.data(), 2, 1, 32}); },
-               "x.batch: expected the cache's batch 1, got 2");
+  ExpectError([&] { mha.Decode(context, {x.data(), 2, 1, 32}, cache, {out.data(), 2, 1, 32}); },
+              {"x.batch: expected the cache's batch 1, got 2"});
   const GqaModel other(32, 4, 4, 1);
   const MultiheadAttention mha4(other.config, other.view());
-  expect_error([&] { mha4.Decode(context, {x.data(), 1, 1, 32}, cache, {out.data(), 1, 1, 32}); },
-               "cache: made for d_model 32, 4 heads, 2 key/value heads");
-  expect_error([&] { cache.Truncate(4); }, "length: expected at most the cached length 3, got 4");
-  expect_error([&] { KvCache c(mha, 0); }, "max_length: expected a value in [1, ");
-  expect_error([&] { KvCache c(mha, 8, 0); }, "batch: expected a value in [1, ");
+  ExpectError([&] { mha4.Decode(context, {x.data(), 1, 1, 32}, cache, {out.data(), 1, 1, 32}); },
+              {"cache: made for d_model 32, 4 heads, 2 key/value heads"});
+  ExpectError([&] { cache.Truncate(4); },
+              {"length: expected at most the cached length 3, got 4"});
+  ExpectError([&] { KvCache c(mha, 0); },
+              {"max_length: expected a value in [1, "});
+  ExpectError([&] { KvCache c(mha, 8, 0); },
+              {"batch: expected a value in [1, "});
+  ExpectError([&] { mha.Decode(context, {nullptr, 1, 1, 32}, cache, {out.data(), 1, 1, 32}); },
+              {"x.data: expected a buffer, got null"});
+  ExpectError([&] { mha.Decode(context, {x.data(), 1, 1, 32}, cache, {out.data(), 1, 2, 32}); },
+              {"out: expected shape [1, 1, 32] like x, got [1, 2, 32]"});
+  KvCache taken = std::move(cache);
+  EXPECT_EQ(taken.length(), 3u);
+  // NOLINTNEXTLINE(bugprone-use-after-move): using the moved-from object is the point.
+  ExpectError([&] { (void)cache.length(); }, {"KvCache: moved-from"});
+  ExpectError([&] { mha.Decode(context, {x.data(), 1, 1, 32}, cache, {out.data(), 1, 1, 32}); },
+              {"KvCache: moved-from"});
+}
+
+// Values are stored at the head's width, not padded to a vector: a narrow head's cache costs
+// what its keys and values need.
+TEST(KvCacheTest, NarrowHeadsCostTheirWidth) {
+  for (std::size_t heads : {4, 16}) {  // head widths 16 and 4
+    const GqaModel model(64, heads, heads, 3);
+    const MultiheadAttention mha(model.config, model.view());
+    const std::size_t positions = 1024;
+    const KvCache cache(mha, positions, 2);
+    const std::size_t needed = 2 * 2 * positions * 64 * sizeof(float);  // batch x (K and V)
+    EXPECT_GE(cache.bytes(), needed) << heads;
+    EXPECT_LE(cache.bytes(), needed + 2 * heads * 64 * sizeof(float)) << heads;
+  }
 }
 
 }  // namespace

@@ -4,8 +4,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -13,9 +16,12 @@
 
 #include "edgeattn/edgeattn.hpp"
 #include "runtime/benchmark_case.h"
+#include "tests/expect_error.h"
 
 namespace edgeattn {
 namespace {
+
+using testing_support::ExpectError;
 
 std::vector<float> RunShape(const MultiheadAttention& mha, const ShapeSpec& s,
                             const std::vector<float>& x, Context& context) {
@@ -112,6 +118,145 @@ TEST(ThreadPoolTest, ManyCallersShareOneThreadPool) {
   const auto pool = MakeThreadPoolExecutor(2);
   // One context per caller on one pool: the executor serialises their phases.
   ExpectCallersAgree([&](std::size_t) { return std::make_unique<Context>(*pool); });
+}
+
+// An executor whose calls wait at a gate, so that a test can hold a call inside the library
+// while another thread tries the same context or cache. Two workers, run one after the other:
+// with one, the library runs its phases inline and never calls RunWorkers.
+class GateExecutor final : public Executor {
+ public:
+  std::size_t workers() const override { return 2; }
+  void RunWorkers(WorkerFn fn) override {
+    std::unique_lock<std::mutex> lock(mutex_);
+    entered_ = true;
+    changed_.notify_all();
+    changed_.wait(lock, [&] { return open_; });
+    lock.unlock();
+    fn(0);
+    fn(1);
+  }
+  void WaitUntilEntered() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return entered_; });
+  }
+  void Open() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    open_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool entered_ = false, open_ = false;
+};
+
+TEST(ThreadPoolTest, ContextUsedByTwoThreadsAtOnceIsRefused) {
+  const RandomModel model(32, 4, 5);
+  const MultiheadAttention mha(model.config, model.view());
+  const std::vector<float> x = RandomActivations(9 * 32, 6);
+  std::vector<float> first(x.size()), second(x.size()), expected(x.size());
+  GateExecutor gate;
+  Context shared(gate);
+  std::thread holder([&] { mha.Forward(shared, {x.data(), 1, 9, 32}, {first.data(), 1, 9, 32}); });
+  gate.WaitUntilEntered();
+  ExpectError([&] { mha.Forward(shared, {x.data(), 1, 9, 32}, {second.data(), 1, 9, 32}); },
+              {"context: already in use by another call"});
+  gate.Open();
+  holder.join();
+  Context own(1);
+  mha.Forward(own, {x.data(), 1, 9, 32}, {expected.data(), 1, 9, 32});
+  EXPECT_EQ(first, expected);  // the call that held the context was not disturbed
+  mha.Forward(shared, {x.data(), 1, 9, 32}, {second.data(), 1, 9, 32});  // free again
+  EXPECT_EQ(second, expected);
+}
+
+TEST(ThreadPoolTest, CacheUsedByTwoThreadsAtOnceIsRefused) {
+  const RandomModel model(32, 4, 5);
+  const MultiheadAttention mha(model.config, model.view());
+  const std::vector<float> x = RandomActivations(4 * 32, 6);
+  std::vector<float> out(x.size()), other(x.size());
+  KvCache cache(mha, 16);
+  GateExecutor gate;
+  Context held(gate), free_context(1);
+  std::thread holder([&] { mha.Decode(held, {x.data(), 1, 4, 32}, cache, {out.data(), 1, 4, 32}); });
+  gate.WaitUntilEntered();
+  ExpectError([&] { cache.Truncate(0); }, {"cache: already in use by another call"});
+  ExpectError([&] { cache.Clear(); }, {"cache: already in use"});
+  ExpectError(
+      [&] { mha.Decode(free_context, {x.data(), 1, 1, 32}, cache, {other.data(), 1, 1, 32}); },
+      {"cache: already in use"});
+  gate.Open();
+  holder.join();
+  EXPECT_EQ(cache.length(), 4u);
+}
+
+// A forward call from inside a job of the executor it runs on (an app sharing its pool with
+// edgeattn) completes with the result of a call from outside: the thread pool runs the inner
+// call's phases on the calling thread instead of waiting for itself; oneTBB nests arenas.
+void ExpectCallsFromInsideComplete(Executor& executor) {
+  const RandomModel model(32, 4, 5);
+  const MultiheadAttention mha(model.config, model.view());
+  const std::vector<float> x = RandomActivations(20 * 32, 6);
+  std::vector<float> expected(x.size());
+  Context own(1);
+  mha.Forward(own, {x.data(), 1, 20, 32}, {expected.data(), 1, 20, 32});
+  std::vector<std::vector<float>> outs(executor.workers(), std::vector<float>(x.size()));
+  executor.RunWorkers([&](std::size_t w) {
+    Context inner(executor);
+    mha.Forward(inner, {x.data(), 1, 20, 32}, {outs[w].data(), 1, 20, 32});
+  });
+  for (const auto& out : outs) EXPECT_EQ(out, expected);
+}
+
+TEST(ThreadPoolTest, CallFromInsideItsOwnPoolCompletes) {
+  ExpectCallsFromInsideComplete(*MakeThreadPoolExecutor(2));
+}
+
+TEST(SchedulerTest, CallFromInsideItsOwnTbbArenaCompletes) {
+  ExpectCallsFromInsideComplete(*MakeTbbExecutor(2));
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define EDGEATTN_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define EDGEATTN_SANITIZED 1
+#endif
+#endif
+
+#ifndef EDGEATTN_SANITIZED
+// In a child process: limits the address space to what it uses plus room for a few 8 MiB thread
+// stacks (not for 64), starts a 64-thread pool and exits 0 when that threw the clean error.
+[[noreturn]] void StartPoolUnderAddressLimit() {
+  long pages = 0;
+  std::FILE* statm = std::fopen("/proc/self/statm", "r");
+  if (statm == nullptr || std::fscanf(statm, "%ld", &pages) != 1) std::_Exit(4);
+  std::fclose(statm);
+  const rlim_t limit = static_cast<rlim_t>(pages) * 4096 + (48u << 20);
+  const rlimit as{limit, limit};
+  if (setrlimit(RLIMIT_AS, &as) != 0) std::_Exit(5);
+  try {
+    const auto pool = MakeThreadPoolExecutor(64);
+    std::_Exit(2);  // every thread started: the limit did not bite
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    std::_Exit(std::strstr(e.what(), "could start only") != nullptr ? 0 : 3);
+  }
+}
+#endif
+
+// Under an address-space limit (ulimit -v) thread stacks cannot be mapped: the pool must throw
+// a clean error with the threads it did start joined, not hang or abort. Run in a child
+// process, since the limit cannot be lifted again.
+TEST(ThreadPoolDeathTest, ThreadThatCannotStartGivesACleanError) {
+#ifdef EDGEATTN_SANITIZED
+  GTEST_SKIP() << "sanitizers reserve terabytes of address space: no limit can be set";
+#else
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(StartPoolUnderAddressLimit(), ::testing::ExitedWithCode(0),
+              "MakeThreadPoolExecutor: could start only");
+#endif
 }
 
 double ProcessCpuSeconds() {

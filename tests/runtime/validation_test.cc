@@ -1,28 +1,18 @@
 // Bad arguments get an edgeattn::Error that names the argument, what was expected and what came.
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "edgeattn/edgeattn.hpp"
+#include "tests/expect_error.h"
 
 namespace edgeattn {
 namespace {
 
-// Runs fn, expects an edgeattn::Error whose message contains every fragment.
-template <class Fn>
-void ExpectError(const Fn& fn, std::initializer_list<const char*> fragments) {
-  try {
-    fn();
-    ADD_FAILURE() << "no error thrown; expected " << *fragments.begin();
-  } catch (const Error& e) {
-    for (const char* f : fragments) {
-      EXPECT_NE(std::string(e.what()).find(f), std::string::npos)
-          << "message '" << e.what() << "' lacks '" << f << "'";
-    }
-  }
-}
+using testing_support::ExpectError;
 
 struct Weights {
   std::size_t d;
@@ -87,6 +77,62 @@ TEST(ValidationTest, ForwardShapes) {
   ExpectError([&] { mha.Forward(ctx, {x.data(), 2, kMaxSequenceLength + 1, 8}, k, k, o); },
               {"query.length"});
   ExpectError([&] { mha.Forward(ctx, {x.data(), 0, 5, 8}, k, k, o); }, {"query.batch"});
+  // An empty array's data pointer may be null: its length is what is wrong.
+  ExpectError([&] { mha.Forward(ctx, {nullptr, 2, 0, 8}, k, k, o); }, {"query.length", "got 0"});
+  ExpectError([&] { mha.Forward(ctx, q, k, k, {nullptr, 0, 5, 8}); }, {"out.batch", "got 0"});
+}
+
+TEST(ValidationTest, OutputsApartFromWhatIsStillBeingRead) {
+  const Weights w(8);
+  const MultiheadAttention mha({8, 2}, w.view());
+  Context ctx(1);
+  std::vector<float> x(2 * 5 * 8), out(2 * 5 * 8), weights(2 * 5 * 5 + 50);
+  const ConstTensor q{x.data(), 2, 5, 8};
+  const Tensor o{out.data(), 2, 5, 8};
+  std::vector<std::size_t> lengths = {5, 3};
+  ForwardOptions opt;
+  opt.need_weights = AttentionWeights::kAveraged;
+  opt.attn_weights = {weights.data(), 2 * 5 * 5};
+  ExpectError([&] { mha.Forward(ctx, q, {weights.data() + 40, 2, 5, 8}, opt); },
+              {"attn_weights: expected a buffer apart from out, got one that overlaps it"});
+  ForwardOptions mask_under_weights = opt;
+  mask_under_weights.attn_mask = {weights.data() + 49, 25};
+  ExpectError([&] { mha.Forward(ctx, q, o, mask_under_weights); },
+              {"attn_weights", "apart from attn_mask"});
+  ForwardOptions lengths_under_out;
+  lengths_under_out.query_lengths = {reinterpret_cast<const std::size_t*>(out.data() + 4), 2};
+  std::memcpy(out.data() + 4, lengths.data(), 2 * sizeof(std::size_t));
+  ExpectError([&] { mha.Forward(ctx, q, o, lengths_under_out); },
+              {"out: expected a buffer apart from query_lengths"});
+  // The output may lie over the inputs: they are read before it is first written.
+  mha.Forward(ctx, q, {x.data(), 2, 5, 8}, opt);
+}
+
+TEST(ValidationTest, ThreadCounts) {
+  ExpectError([&] { Context ctx(kMaxThreads + 1); },
+              {"Context: threads", "[1, 256]", "got 257"});
+  ExpectError([&] { Context ctx(static_cast<std::size_t>(-1)); },
+              {"Context: threads", "got 18446744073709551615"});
+  ExpectError([&] { MakeThreadPoolExecutor(std::size_t{1} << 32); },
+              {"MakeThreadPoolExecutor: threads", "got 4294967296"});
+  ExpectError([&] { MakeTbbExecutor(100000); }, {"MakeTbbExecutor: threads", "got 100000"});
+  SerialExecutor many(kMaxThreads + 1);
+  ExpectError([&] { Context ctx(many); }, {"executor.workers()", "got 257"});
+  EXPECT_EQ(Context(kMaxThreads).threads(), kMaxThreads);
+}
+
+TEST(ValidationTest, MovedFromOperatorThrows) {
+  const Weights w(8);
+  MultiheadAttention mha({8, 2}, w.view());
+  const MultiheadAttention taken = std::move(mha);
+  EXPECT_EQ(taken.config().d_model, 8u);
+  Context ctx(1);
+  std::vector<float> x(8), y(8);
+  // NOLINTNEXTLINE(bugprone-use-after-move): using the moved-from object is the point.
+  ExpectError([&] { (void)mha.config(); }, {"MultiheadAttention: moved-from"});
+  ExpectError([&] { mha.Forward(ctx, {x.data(), 1, 1, 8}, {y.data(), 1, 1, 8}); },
+              {"moved-from"});
+  ExpectError([&] { KvCache cache(mha, 4); }, {"moved-from"});
 }
 
 TEST(ValidationTest, NonFiniteInputPoisonsOnlyItsRows) {

@@ -186,12 +186,12 @@ void TestAttentionMasks() {
           std::vector<float> out(lq * head.ld, -3.0f), weights(lq * ldw, -3.0f);
           simd::AttentionHeadArgs args = head.Args(out.data());
           if (use_mask) {
-            args.mask = mask.data();
-            args.ld_mask = lk + 1;
+            args.mask.additive = mask.data();
+            args.mask.ld_additive = lk + 1;
           }
-          if (use_bias) args.key_bias = key_bias.data();
-          args.causal = causal;
-          args.causal_offset = offset;
+          if (use_bias) args.mask.key_bias = key_bias.data();
+          args.mask.causal = causal;
+          args.mask.causal_offset = offset;
           args.weights = weights.data();
           args.ldw = ldw;
           head.RunArgs(args, {lq / 3});
@@ -254,13 +254,13 @@ void TestAttentionMasks() {
 // The masked-out upper triangle is never computed: keys past a causal row's limit may hold
 // NaN without reaching any result.
 void TestAttentionCausalSkipsMaskedKeys() {
-  for (size_t lk : {20, 300, 700}) {
+  for (size_t lk : {23, 300, 700}) {  // every case has keys past the last row's limit
     Head head(20, lk, 8, 91);
     std::vector<float> out(head.lq * head.ld), with_nan(head.lq * head.ld);
     simd::AttentionHeadArgs args = head.Args(out.data());
-    args.causal = true;
+    args.mask.causal = true;
     head.RunArgs(args, {});
-    for (size_t j = head.lq; j < lk; ++j) head.k[j * head.ld] = NAN;
+    for (size_t j = head.lq; j < lk; ++j) head.k[j * head.ld] = head.v[j * head.ld] = NAN;
     args.out = with_nan.data();
     head.RunArgs(args, {});
     ASSERT_EQ(0, std::memcmp(out.data(), with_nan.data(), out.size() * sizeof(float)));

@@ -100,6 +100,10 @@ TEST(CliTest, RunErrorsNameTheArgument) {
   EXPECT_NE(r.output.find("--attn-mask"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("expected [7, 7] or [4, 7, 7] [batch * heads, Lq, Lk], got [7, 16]"),
             std::string::npos) << r.output;
+  r = RunCli(base + " --heads 4 --threads -1");  // reaches the library as SIZE_MAX
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("threads: expected 0 (one per hardware thread) or a count in [1, 256]"),
+            std::string::npos) << r.output;
   r = RunCli(base + " --heads 4 --precision int8 --int8-block 6");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("int8_block: expected a multiple of 4"), std::string::npos) << r.output;

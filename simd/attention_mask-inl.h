@@ -1,0 +1,74 @@
+// Per-target application of an AttentionMask to a tile of scores.
+
+#if defined(EDGEATTN_SIMD_ATTENTION_MASK_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef EDGEATTN_SIMD_ATTENTION_MASK_INL_H_
+#undef EDGEATTN_SIMD_ATTENTION_MASK_INL_H_
+#else
+#define EDGEATTN_SIMD_ATTENTION_MASK_INL_H_
+#endif
+
+#include <stddef.h>
+
+#include <limits>
+
+#include "hwy/highway.h"
+#include "simd/attention_mask.h"
+#include "simd/partial_vector-inl.h"
+#include "simd/softmax-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace edgeattn {
+namespace simd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// x[i] += add[i] for i < n.
+HWY_INLINE void AddRowF32(float* HWY_RESTRICT x, const float* HWY_RESTRICT add, size_t n) {
+  const RowTag d;
+  const size_t N = hn::Lanes(d);
+  for (size_t i = 0; i < n; i += N) {
+    const size_t count = HWY_MIN(N, n - i);
+    StorePartial(d, hn::Add(LoadPartial(d, x + i, count), LoadPartial(d, add + i, count)), x + i,
+                 count);
+  }
+}
+
+HWY_INLINE bool AllNegInfF32(const float* HWY_RESTRICT x, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    if (!(x[i] == -std::numeric_limits<float>::infinity())) return false;
+  }
+  return true;
+}
+
+// True when the mask removes keys [t0, t0 + keys) for every row [i0, i0 + rows): the tile then
+// costs nothing. (Keys past VisibleEnd are never offered: the causal limit is not checked here.)
+HWY_INLINE bool TileMasked(const AttentionMask& mask, size_t i0, size_t rows, size_t t0,
+                           size_t keys) {
+  if (mask.key_bias != nullptr && AllNegInfF32(mask.key_bias + t0, keys)) return true;
+  if (mask.additive == nullptr) return false;
+  for (size_t r = 0; r < rows; ++r) {
+    if (!AllNegInfF32(mask.additive + (i0 + r) * mask.ld_additive + t0, keys)) return false;
+  }
+  return true;
+}
+
+// scores[0, keys) of query row i for keys [t0, t0 + keys): adds the additive mask and the key
+// bias, and sets keys the row may not see to -inf.
+HWY_INLINE void ApplyMaskRow(const AttentionMask& mask, size_t i, size_t t0, size_t keys,
+                             float* HWY_RESTRICT scores) {
+  if (mask.key_bias != nullptr) AddRowF32(scores, mask.key_bias + t0, keys);
+  if (mask.additive != nullptr) AddRowF32(scores, mask.additive + i * mask.ld_additive + t0, keys);
+  const size_t visible = mask.VisibleEnd(i, t0 + keys);
+  if (visible < t0 + keys) {
+    const size_t from = visible > t0 ? visible - t0 : 0;
+    FillRowF32(scores + from, keys - from, -std::numeric_limits<float>::infinity());
+  }
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace simd
+}  // namespace edgeattn
+HWY_AFTER_NAMESPACE();
+
+#endif  // EDGEATTN_SIMD_ATTENTION_MASK_INL_H_
