@@ -72,6 +72,18 @@ edgeattn::AttentionWeights ToWeightsMode(int mode) {
   }
 }
 
+edgeattn::LoadOptions ToLoadOptions(const edgeattn_load_options* o) {
+  edgeattn::LoadOptions r;
+  if (o == nullptr) return r;
+  r.num_heads = o->num_heads;
+  r.precision = ToPrecision(o->precision);
+  if (o->int8_block != 0) r.int8_block = o->int8_block;
+  if (o->prefix != nullptr) r.prefix = o->prefix;
+  r.strict = o->non_strict == 0;
+  r.no_bias = o->no_bias != 0;
+  return r;
+}
+
 // Lengths arrays carry no size in C: they hold one value per batch item.
 edgeattn::ForwardOptions ToOptions(const edgeattn_forward_options* o, std::size_t batch) {
   edgeattn::ForwardOptions r;
@@ -126,6 +138,29 @@ edgeattn_status edgeattn_operator_load(const char* path, size_t num_heads, int p
     RequireNonNull(path, "path");
     *out = new edgeattn_operator{
         edgeattn::MultiheadAttention::Load(path, num_heads, ToPrecision(precision))};
+  });
+}
+
+edgeattn_status edgeattn_operator_load_ex(const char* path, const edgeattn_load_options* options,
+                                          edgeattn_operator** out) {
+  return Guard([&] {
+    RequireNonNull(out, "out");
+    *out = nullptr;
+    RequireNonNull(path, "path");
+    *out = new edgeattn_operator{
+        edgeattn::MultiheadAttention::Load(path, ToLoadOptions(options))};
+  });
+}
+
+edgeattn_status edgeattn_operator_load_memory(const void* data, size_t size,
+                                              const edgeattn_load_options* options,
+                                              edgeattn_operator** out) {
+  return Guard([&] {
+    RequireNonNull(out, "out");
+    *out = nullptr;
+    RequireNonNull(data, "data");
+    *out = new edgeattn_operator{
+        edgeattn::MultiheadAttention::LoadFromMemory(data, size, ToLoadOptions(options))};
   });
 }
 

@@ -3,10 +3,20 @@
 #define EDGEATTN_RUNTIME_MULTIHEAD_ATTENTION_IMPL_H_
 
 
+#include <cstdint>
+
 #include "edgeattn/edgeattn.hpp"
 #include "runtime/packed_projection.h"
 
 namespace edgeattn {
+
+// Per-channel quantized weights of the four projections (values [n x d_model], one scale per
+// row) and float biases (null: none), as int8 weight files hold them.
+struct Int8Weights {
+  const std::int8_t *q, *k, *v, *out;
+  const float *q_scale, *k_scale, *v_scale, *out_scale;
+  const float *q_bias, *k_bias, *v_bias, *out_bias;
+};
 
 struct MultiheadAttention::Impl {
   // The four projections' weights: n x d_model values of the kernel's weight type each (float,
@@ -22,6 +32,8 @@ struct MultiheadAttention::Impl {
 
   // Packs the weights for `kernel`, chosen for config (ChooseProjectionKernel).
   void Build(const simd::ProjectionKernel& kernel, const Weights& weights);
+  // Packs int8 weights for the int8 kernel config asks for.
+  void BuildInt8(const Int8Weights& weights);
 };
 
 // The projection kernel config asks for: the one named by config.projection_kernel, or else the

@@ -61,6 +61,20 @@ typedef struct edgeattn_weights {
   size_t v_proj_bias_size;
 } edgeattn_weights;
 
+/* How a layer is found and checked in a safetensors file (edgeattn::LoadOptions in
+ * edgeattn.hpp has the rules in full); a zero-initialised struct loads a top-level layer in
+ * fp32 with strict checks. */
+typedef struct edgeattn_load_options {
+  size_t num_heads;   /* required for float files; int8 files record it (0: take it) */
+  int precision;      /* an edgeattn_precision; int8 files always run int8 */
+  size_t int8_block;  /* 0: the default (64) */
+  const char* prefix; /* NULL or "": top level; e.g. "model.encoder.layers.3.self_attn." */
+  int non_strict;     /* 0: strict, as PyTorch's load_state_dict(strict=True): missing,
+                         misspelled or foreign tensors and half-present bias sets are errors.
+                         1: unknown tensors are ignored, missing biases are zeros. */
+  int no_bias;        /* 1: bias=False, the layer has no biases (strict: none may be present) */
+} edgeattn_load_options;
+
 typedef enum edgeattn_attention_weights {
   EDGEATTN_WEIGHTS_NONE = 0,
   EDGEATTN_WEIGHTS_PER_HEAD = 1, /* attn_weights [batch, num_heads, Lq, Lk] */
@@ -98,6 +112,18 @@ EDGEATTN_C_API edgeattn_status edgeattn_operator_create(const edgeattn_config* c
  * for which num_heads may be 0). */
 EDGEATTN_C_API edgeattn_status edgeattn_operator_load(const char* path, size_t num_heads,
                                                       int precision, edgeattn_operator** out);
+/* Loads one layer from a safetensors file (memory-mapped, not copied): a state_dict of one
+ * layer or, with options->prefix, of a whole model. options NULL: all defaults (then only
+ * int8 files load, as num_heads is 0). */
+EDGEATTN_C_API edgeattn_status edgeattn_operator_load_ex(const char* path,
+                                                         const edgeattn_load_options* options,
+                                                         edgeattn_operator** out);
+/* The same from a safetensors file in memory (an AAssetManager buffer, iOS bundle data): the
+ * size bytes at data are read during the call only; the weights are packed into the operator,
+ * so the caller may free the buffer as soon as the call returns. */
+EDGEATTN_C_API edgeattn_status edgeattn_operator_load_memory(const void* data, size_t size,
+                                                             const edgeattn_load_options* options,
+                                                             edgeattn_operator** out);
 EDGEATTN_C_API void edgeattn_operator_destroy(edgeattn_operator* op);
 EDGEATTN_C_API size_t edgeattn_operator_d_model(const edgeattn_operator* op);
 

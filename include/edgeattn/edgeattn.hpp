@@ -130,7 +130,40 @@ struct ForwardOptions {
   Span<float> attn_weights{};
 };
 
+// How MultiheadAttention::Load finds and checks one attention layer in a safetensors file
+// (the rules in full: docs/weights.md). The defaults load a file written from one
+// nn.MultiheadAttention's state_dict with strict checks.
+struct LoadOptions {
+  // Float files do not record the number of heads, so it is required for them. int8 files
+  // written by SaveInt8 record it: 0 takes it from the file, anything else must match.
+  std::size_t num_heads = 0;
+  // Float files: kInt8 quantizes the projections while loading. int8 files always run int8.
+  Precision precision = Precision::kFp32;
+  std::size_t int8_block = kDefaultInt8Block;
+  // Where the layer's tensors start in a whole-model checkpoint, e.g.
+  // "model.encoder.layers.3.self_attn." or "bert.encoder.layer.3.attention." (a final '.' is
+  // added if missing). Empty: the names are at the top level. Names are matched against the
+  // naming schemes of PyTorch nn.MultiheadAttention (in_proj_weight, out_proj.weight), Hugging
+  // Face BERT/MiniLM (self.query.weight, ..., output.dense.weight), Whisper/BART (q_proj.weight,
+  // ..., out_proj.weight) and Llama/Mistral/Qwen2/Gemma (q_proj.weight, ..., o_proj.weight).
+  std::string prefix;
+  // As PyTorch's load_state_dict(strict=True): every tensor under the prefix must be one the
+  // layer's scheme uses, or a part of the family's attention block that is not attention
+  // (BERT's output.LayerNorm, Llama's rotary_emb.inv_freq), and the biases present must be a
+  // set the family has (PyTorch: both or neither; Whisper: no k_proj bias; Qwen2: q/k/v only;
+  // Llama: none). Misspelled, half-present and foreign tensors are errors that name them.
+  // false: unknown tensors are ignored and missing biases are zeros (PyTorch's initial
+  // value); missing weights are still errors.
+  bool strict = true;
+  // bias=False: the layer has no biases. Strict, any bias tensor in the file is an error;
+  // non-strict, the file's biases are ignored.
+  bool no_bias = false;
+  // As Config::projection_kernel: a kernel by name, or empty for the best this CPU runs.
+  std::string projection_kernel = "";
+};
+
 class MultiheadAttention;
+class SafetensorsFile;
 
 // Keys and values of earlier positions for incremental decoding with
 // MultiheadAttention::Decode: room for max_length positions of `batch` sequences, allocated
@@ -192,11 +225,21 @@ class EDGEATTN_API MultiheadAttention {
   // Validates the configuration and the weights, then packs the weights; the views may be
   // released afterwards.
   MultiheadAttention(const Config& config, const WeightsView& weights);
-  // Loads a safetensors file as written by safetensors.torch.save_file(mha.state_dict(), path),
-  // or an int8 file written by SaveInt8 (which runs in int8 whatever `precision` says).
+  // Loads one attention layer from a safetensors file: one written by
+  // safetensors.torch.save_file(mha.state_dict(), path), a whole-model checkpoint (with
+  // options.prefix), or an int8 file written by SaveInt8. The file is memory-mapped, not read
+  // into a heap copy; F32 tensors are packed straight from the mapping (peak memory: the file
+  // plus the packed weights), F16, BF16 and F64 ones through float32 copies made first.
+  static MultiheadAttention Load(const std::string& path, const LoadOptions& options);
+  // Load(path, {num_heads, precision, int8_block}): a top-level layer, strict.
   static MultiheadAttention Load(const std::string& path, std::size_t num_heads,
                                  Precision precision = Precision::kFp32,
                                  std::size_t int8_block = kDefaultInt8Block);
+  // The same from a safetensors file in memory (an Android AAssetManager buffer, iOS bundle
+  // data): size bytes at data, read while this call runs and never after. The weights are
+  // packed into the operator, so the buffer may be freed when the call returns.
+  static MultiheadAttention LoadFromMemory(const void* data, std::size_t size,
+                                           const LoadOptions& options);
 
   // int8 operators only: writes the quantized weights (I8 tensors and F32 scales; names and
   // metadata in README, "int8 weight files"), which Load reads back bit for bit.
@@ -232,6 +275,7 @@ class EDGEATTN_API MultiheadAttention {
 
  private:
   MultiheadAttention();
+  static MultiheadAttention LoadLayer(const SafetensorsFile& file, const LoadOptions& options);
   std::unique_ptr<Impl> impl_;
 };
 

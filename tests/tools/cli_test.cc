@@ -1,5 +1,11 @@
 // The edgeattn program end to end: run on PyTorch golden models, bench, info, --help, errors.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -8,6 +14,7 @@
 
 #include "edgeattn/npy.hpp"
 #include "tests/golden_cases.h"
+#include "tests/scratch_dir.h"
 #include "tests/test_support.h"
 
 namespace edgeattn {
@@ -40,6 +47,7 @@ TEST(CliTest, RunReproducesPyTorch) {
                        " --output " + out + " --threads 2";
     if (c.cross) args += " --key " + c.Path("_key.npy") + " --value " + c.Path("_value.npy");
     if (c.causal) args += " --causal";
+    if (!c.prefix.empty()) args += " --prefix " + c.prefix;
     if (c.key_padding_mask) args += " --key-padding-mask " + c.Path("_key_padding_mask.npy");
     if (c.attn_mask) args += " --attn-mask " + c.Path("_attn_mask.npy");
     const std::string weights_out = ::testing::TempDir() + "cli_" + c.name + "_weights.npy";
@@ -144,6 +152,125 @@ TEST(CliTest, QuantizeThenRunInt8) {
              c.Path("_query.npy") + " --output " + dir + "x.npy");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("holds int8 weights"), std::string::npos) << r.output;
+}
+
+std::string Contents(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Every output path is checked before the run and both files replace nothing until both are
+// written: a failed run leaves every existing file as it was.
+TEST(CliTest, FailedRunsLeaveOutputsAlone) {
+  const auto c = testing_support::LoadGoldenCases()[10];  // weights_per_head: 2 heads
+  ASSERT_EQ(c.name, "weights_per_head");
+  testing_support::ScratchDir dir;
+  const std::string keep = dir.Path("keep.npy");
+  std::ofstream(keep) << "keep me";
+  const std::string run = "run --weights " + c.Path(".safetensors") + " --heads 2 --input " +
+                          c.Path("_query.npy") + " --output " + keep;
+  const auto expect_fails = [&](const std::string& extra, const std::string& fragment) {
+    const Result r = RunCli(run + extra);
+    EXPECT_EQ(r.exit_code, 1) << extra;
+    EXPECT_NE(r.output.find(fragment), std::string::npos) << r.output;
+    EXPECT_EQ(Contents(keep), "keep me") << extra;
+  };
+  expect_fails(" --weights-output /nonexistent/w.npy",
+               "--weights-output '/nonexistent/w.npy': the directory '/nonexistent/' does not exist");
+  expect_fails(" --weights-output " + keep, "names the same file as --output");
+  expect_fails(" --weights-output " + dir.path() + "/./keep.npy", "names the same file");
+  ASSERT_EQ(::mkdir(dir.Path("sub").c_str(), 0755), 0);
+  expect_fails(" --weights-output " + dir.Path("sub/../keep.npy"), "names the same file");
+  expect_fails(" --weights-output " + dir.Path("sub"), "expected a file, got a directory");
+  // Failures while loading and while reading inputs, with a valid second output.
+  expect_fails(" --prefix nope. --weights-output " + dir.Path("w.npy"), "prefix 'nope.'");
+  expect_fails(" --attn-mask " + c.Path("_query.npy") + " --weights-output " + dir.Path("w.npy"),
+               "--attn-mask");
+  // A run that works replaces both.
+  const Result ok = RunCli(run + " --weights-output " + dir.Path("w.npy"));
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_EQ(ReadNpy(keep).shape, ReadNpy(c.Path("_output.npy")).shape);
+  EXPECT_EQ(ReadNpy(dir.Path("w.npy")).shape, (std::vector<std::size_t>{1, 6, 6}));
+  std::vector<std::string> names = dir.Names();
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"keep.npy", "sub", "w.npy"}));  // no temporaries
+}
+
+// The old writer went through a fixed <output>.tmp: a symlink planted there redirected it.
+TEST(CliTest, PlantedTemporaryIsNotFollowed) {
+  const auto c = testing_support::LoadGoldenCases().front();
+  testing_support::ScratchDir dir;
+  std::ofstream(dir.Path("victim")) << "precious";
+  ASSERT_EQ(::symlink(dir.Path("victim").c_str(), dir.Path("y.npy.tmp").c_str()), 0);
+  const Result r = RunCli("run --weights " + c.Path(".safetensors") + " --heads 4 --input " +
+                          c.Path("_query.npy") + " --output " + dir.Path("y.npy"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(Contents(dir.Path("victim")), "precious");
+  EXPECT_EQ(ReadNpy(dir.Path("y.npy")).shape, ReadNpy(c.Path("_output.npy")).shape);
+}
+
+TEST(CliTest, InputsAndLayersAreChecked) {
+  const auto cases = testing_support::LoadGoldenCases();
+  const auto& mha = cases.front();
+  const std::string out = " --output " + ::testing::TempDir() + "x.npy";
+  // A float file without --heads asks for it.
+  Result r = RunCli("run --weights " + mha.Path(".safetensors") + " --input " +
+                    mha.Path("_query.npy") + out);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("pass it (edgeattn run --heads N)"), std::string::npos) << r.output;
+  // A bool .npy is a mask, not an input.
+  const auto& masked = cases[9];  // weights_averaged: bool key_padding_mask [2, 300]
+  ASSERT_TRUE(masked.key_padding_mask);
+  r = RunCli("run --weights " + mha.Path(".safetensors") + " --heads 4 --input " +
+             masked.Path("_key_padding_mask.npy") + out);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("expected float32 [L, d] or [B, L, d], got a bool array"),
+            std::string::npos) << r.output;
+  // A checkpoint needs the layer's prefix; the error lists them.
+  const auto& encoder = cases[14];
+  ASSERT_EQ(encoder.name, "torch_encoder");
+  const std::string base = "run --weights " + encoder.Path(".safetensors") + " --heads 4 --input " +
+                           encoder.Path("_query.npy") + out;
+  r = RunCli(base);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("'layers.0.self_attn.' (torch), 'layers.1.self_attn.' (torch)"),
+            std::string::npos) << r.output;
+  r = RunCli(base + " --prefix layers.1.self_attn --no-bias");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("no_bias (bias=False) expects no bias tensors"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(RunCli(base + " --prefix layers.1.self_attn --no-bias --non-strict").exit_code, 0);
+}
+
+TEST(CliTest, InfoListsTheLayersOfACheckpoint) {
+  const auto cases = testing_support::LoadGoldenCases();
+  const auto& qwen = cases[17];
+  ASSERT_EQ(qwen.name, "hf_qwen2");
+  Result r = RunCli("info --weights " + qwen.Path(".safetensors"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* line : {"2 attention layers", "layer 'model.layers.1.self_attn.': llama",
+                           "d_model 32, kv dim 16, heads not recorded",
+                           "biases: q_proj.bias, k_proj.bias, v_proj.bias", "dtype: F32",
+                           "k_proj.weight                F32   [16, 32]"}) {
+    EXPECT_NE(r.output.find(line), std::string::npos) << line << "\n" << r.output;
+  }
+  r = RunCli("info --weights " + cases[16].Path(".safetensors"));  // hf_whisper_cross
+  EXPECT_NE(r.output.find("'model.decoder.layers.0.encoder_attn.': whisper"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("biases: q_proj.bias, v_proj.bias, out_proj.bias"), std::string::npos)
+      << r.output;
+  // An int8 file records its heads.
+  testing_support::ScratchDir dir;
+  ASSERT_EQ(RunCli("quantize --weights " + qwen.Path(".safetensors") +
+                   " --prefix model.layers.1.self_attn. --heads 4 --output " + dir.Path("q8"))
+                .exit_code,
+            0);
+  r = RunCli("info --weights " + dir.Path("q8"));
+  EXPECT_NE(r.output.find("edgeattn-int8"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("d_model 32, kv dim 16, heads 4"), std::string::npos) << r.output;
+  r = RunCli("info --weights " + qwen.Path("_query.npy"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("safetensors"), std::string::npos) << r.output;
 }
 
 TEST(CliTest, BenchJsonLines) {

@@ -1,5 +1,6 @@
 // edgeattn info: what this CPU offers and what the kernels will use on it.
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "simd/gemm_i8.h"
 #include "simd/targets.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/info_weights.h"
 
 namespace edgeattn {
 namespace cli {
@@ -62,7 +64,13 @@ std::string Join(const std::vector<std::string>& items) {
 Command AddInfoCommand(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand(
       "info", "Print the CPU's SIMD features, the Highway targets and the oneTBB version");
-  return {app, [] {
+  auto weights = std::make_shared<std::string>();
+  app->add_option("--weights", *weights,
+                  "Instead: list the attention layers a safetensors checkpoint holds (prefix, "
+                  "family, d_model, kv dim, heads, biases, dtype, shapes)")
+      ->check(CLI::ExistingFile);
+  return {app, [weights] {
+            if (!weights->empty()) return PrintAttentionLayers(*weights);
             std::printf("cpu features:        %s\n", Join(CpuFeatures()).c_str());
             std::printf("highway compiled:    %s\n", Join(simd::CompiledTargets()).c_str());
             std::printf("highway supported:   %s\n", Join(simd::SupportedTargets()).c_str());
