@@ -3,6 +3,7 @@
 
 #include <exception>
 #include <new>
+#include <cstring>
 #include <string>
 
 #include "edgeattn/edgeattn.hpp"
@@ -72,15 +73,32 @@ edgeattn::AttentionWeights ToWeightsMode(int mode) {
   }
 }
 
+// A caller's C string, read no further than max_length bytes: one without a NUL by then is an
+// error rather than a read past its buffer. NULL is "".
+std::string BoundedString(const char* s, const char* name, std::size_t max_length) {
+  if (s == nullptr) return "";
+  const std::size_t length = strnlen(s, max_length + 1);
+  if (length > max_length) {
+    throw edgeattn::Error(std::string(name) + ": expected a NUL-terminated string of at most " +
+                          std::to_string(max_length) + " bytes, got a longer one");
+  }
+  return std::string(s, length);
+}
+
+// Names of kernels are short; prefixes are tensor-name prefixes.
+constexpr std::size_t kMaxKernelName = 64;
+constexpr std::size_t kMaxPrefix = 4096;
+
 edgeattn::LoadOptions ToLoadOptions(const edgeattn_load_options* o) {
   edgeattn::LoadOptions r;
   if (o == nullptr) return r;
   r.num_heads = o->num_heads;
   r.precision = ToPrecision(o->precision);
   if (o->int8_block != 0) r.int8_block = o->int8_block;
-  if (o->prefix != nullptr) r.prefix = o->prefix;
+  r.prefix = BoundedString(o->prefix, "prefix", kMaxPrefix);
   r.strict = o->non_strict == 0;
   r.no_bias = o->no_bias != 0;
+  r.projection_kernel = BoundedString(o->projection_kernel, "projection_kernel", kMaxKernelName);
   return r;
 }
 
@@ -115,7 +133,9 @@ edgeattn_status edgeattn_operator_create(const edgeattn_config* config,
     const edgeattn::Config c{config->d_model, config->num_heads, ToPrecision(config->precision),
                              config->int8_block == 0 ? edgeattn::kDefaultInt8Block
                                                      : config->int8_block,
-                             config->num_kv_heads};
+                             config->num_kv_heads,
+                             BoundedString(config->projection_kernel, "projection_kernel",
+                                           kMaxKernelName)};
     const edgeattn::WeightsView w{{weights->in_proj_weight, weights->in_proj_weight_size},
                                   {weights->in_proj_bias, weights->in_proj_bias_size},
                                   {weights->out_proj_weight, weights->out_proj_weight_size},
@@ -168,6 +188,10 @@ void edgeattn_operator_destroy(edgeattn_operator* op) { delete op; }
 
 size_t edgeattn_operator_d_model(const edgeattn_operator* op) {
   return op != nullptr ? op->mha.config().d_model : 0;
+}
+
+const char* edgeattn_operator_projection_kernel(const edgeattn_operator* op) {
+  return op != nullptr ? op->mha.projection_kernel() : "";
 }
 
 edgeattn_status edgeattn_context_create(size_t threads, edgeattn_context** out) {

@@ -35,17 +35,17 @@ constexpr char kContextBusy[] =
 const simd::ProjectionKernel& ChooseProjectionKernel(const Config& config) {
   const bool int8 = config.precision == Precision::kInt8;
   const simd::WeightType type = int8 ? simd::WeightType::kQc8 : simd::WeightType::kF32;
-  const std::vector<const simd::ProjectionKernel*> kernels = simd::ProjectionKernels(type);
-  if (config.projection_kernel.empty()) return *kernels.front();
-  for (const simd::ProjectionKernel* kernel : kernels) {
-    if (config.projection_kernel == kernel->name) return *kernel;
-  }
+  if (config.projection_kernel.empty()) return *simd::ProjectionKernels(type).front();
+  const simd::ProjectionKernel* named =
+      simd::FindProjectionKernel(type, config.projection_kernel.c_str());
+  if (named != nullptr) return *named;
   std::string names;
-  for (const simd::ProjectionKernel* kernel : kernels) {
-    names += (names.empty() ? "" : ", ") + std::string(kernel->name);
+  for (const std::string& name : ProjectionKernels(config.precision)) {
+    names += (names.empty() ? "" : ", ") + name;
   }
-  throw Error("Config.projection_kernel: expected one of the " + std::string(int8 ? "int8" : "fp32") +
-              " kernels this CPU runs (" + names + "), got '" + config.projection_kernel + "'");
+  throw Error("Config.projection_kernel: expected one of the " +
+              std::string(int8 ? "int8" : "fp32") + " kernels this CPU runs (" + names +
+              "), got '" + config.projection_kernel + "'");
 }
 
 void MultiheadAttention::Impl::Build(const simd::ProjectionKernel& kernel, const Weights& w) {
@@ -146,6 +146,20 @@ MultiheadAttention& MultiheadAttention::operator=(MultiheadAttention&&) noexcept
 MultiheadAttention::~MultiheadAttention() = default;
 
 const Config& MultiheadAttention::config() const { return Live(impl_).config; }
+
+const char* MultiheadAttention::projection_kernel() const {
+  return Live(impl_).projections.q.kernel().name;
+}
+
+std::vector<std::string> ProjectionKernels(Precision precision) {
+  const bool int8 = precision == Precision::kInt8;
+  std::vector<std::string> names;
+  for (const simd::ProjectionKernel* kernel :
+       simd::ProjectionKernels(int8 ? simd::WeightType::kQc8 : simd::WeightType::kF32)) {
+    names.emplace_back(kernel->name);
+  }
+  return names;
+}
 
 void MultiheadAttention::Forward(Context& context, ConstTensor query, ConstTensor key,
                                  ConstTensor value, Tensor out,

@@ -17,6 +17,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "edgeattn/export.hpp"
 #include "edgeattn/executor.hpp"
@@ -162,6 +163,10 @@ struct LoadOptions {
   std::string projection_kernel = "";
 };
 
+// The projection kernels this CPU runs for `precision`, best first: the names
+// Config::projection_kernel accepts.
+EDGEATTN_API std::vector<std::string> ProjectionKernels(Precision precision);
+
 class MultiheadAttention;
 class SafetensorsFile;
 
@@ -251,6 +256,8 @@ class EDGEATTN_API MultiheadAttention {
 
   // A moved-from operator holds nothing: this and every call on it throw edgeattn::Error.
   const Config& config() const;
+  // The projection kernel chosen when the operator was built (see Config::projection_kernel).
+  const char* projection_kernel() const;
 
   // Cross-attention: query [B, Lq, d], key and value [B, Lk, d] -> out [B, Lq, d].
   // Buffers may alias: query, key and value may be the same or overlapping memory (the result

@@ -235,6 +235,30 @@ int main(void) {
   check_error(edgeattn_operator_load(NULL, 1, EDGEATTN_FP32, &bad), "path", "null path");
   check_error(edgeattn_context_create(1, NULL), "out", "null context out");
   {
+    /* Kernels by name: the one chosen is named, an unknown name lists the available ones, and a
+     * name without a NUL within 64 bytes is refused without reading past them. */
+    edgeattn_config named = config;
+    edgeattn_operator* forced = NULL;
+    char unterminated[80];
+    named.precision = EDGEATTN_FP32;
+    named.int8_block = 0;
+    check(edgeattn_operator_create(&named, &weights, &forced) == EDGEATTN_OK, "best kernel");
+    check(strncmp(edgeattn_operator_projection_kernel(forced), "f32_", 4) == 0, "kernel name");
+    named.projection_kernel = edgeattn_operator_projection_kernel(forced);
+    edgeattn_operator_destroy(forced);
+    forced = NULL;
+    check(edgeattn_operator_create(&named, &weights, &forced) == EDGEATTN_OK, "forced kernel");
+    edgeattn_operator_destroy(forced);
+    named.projection_kernel = "no_such_kernel";
+    check_error(edgeattn_operator_create(&named, &weights, &bad), "kernels this CPU runs",
+                "unknown kernel");
+    memset(unterminated, 'x', sizeof(unterminated));
+    named.projection_kernel = unterminated;
+    check_error(edgeattn_operator_create(&named, &weights, &bad), "NUL-terminated",
+                "unterminated kernel name");
+    check(strcmp(edgeattn_operator_projection_kernel(NULL), "") == 0, "kernel of NULL");
+  }
+  {
     edgeattn_context* none = NULL;
     check_error(edgeattn_context_create((size_t)-1, &none), "threads", "threads = -1");
     check_error(edgeattn_context_create(100000, &none), "got 100000", "too many threads");

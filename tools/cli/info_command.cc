@@ -11,6 +11,7 @@
 #include <sys/auxv.h>
 #endif
 
+#include "edgeattn/edgeattn.hpp"
 #include "simd/gemm_i8.h"
 #include "simd/targets.h"
 #include "tools/cli/commands.h"
@@ -76,6 +77,10 @@ Command AddInfoCommand(CLI::App& parent) {
             std::printf("highway supported:   %s\n", Join(simd::SupportedTargets()).c_str());
             std::printf("highway chosen:      %s\n", simd::ChosenTarget().c_str());
             std::printf("int8 path:           %s\n", simd::GemmI8Path());
+            std::printf("fp32 kernels:        %s\n",
+                        Join(edgeattn::ProjectionKernels(Precision::kFp32)).c_str());
+            std::printf("int8 kernels:        %s\n",
+                        Join(edgeattn::ProjectionKernels(Precision::kInt8)).c_str());
             std::printf("oneTBB:              %s (runtime %s)\n", TBB_VERSION_STRING,
                         TBB_runtime_version());
             return 0;
