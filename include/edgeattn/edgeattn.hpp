@@ -20,8 +20,13 @@
 
 #include "edgeattn/export.hpp"
 #include "edgeattn/executor.hpp"
+#include "edgeattn/version.h"
 
 namespace edgeattn {
+
+// The version of the library linked, "MAJOR.MINOR.PATCH"; EDGEATTN_VERSION_STRING is the version
+// of the headers compiled against.
+EDGEATTN_API const char* Version();
 
 class EDGEATTN_API Error : public std::runtime_error {
  public:

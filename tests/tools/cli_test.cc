@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "edgeattn/edgeattn.hpp"
 #include "edgeattn/npy.hpp"
 #include "tests/golden_cases.h"
 #include "tests/test_support.h"
@@ -184,6 +185,9 @@ TEST(CliTest, InfoAndHelp) {
     EXPECT_EQ(r.exit_code, 0) << sub;
     EXPECT_NE(r.output.find("--help"), std::string::npos) << sub;
   }
+  r = RunCli("--version");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.output, std::string("edgeattn ") + EDGEATTN_VERSION_STRING + "\n");
   EXPECT_NE(RunCli("bench --shape huge").exit_code, 0);
   EXPECT_NE(RunCli("").exit_code, 0);
 }

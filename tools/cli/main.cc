@@ -1,11 +1,14 @@
 // edgeattn: run, benchmark and inspect multi-head attention from the command line.
 #include <cstdio>
 #include <exception>
+#include <string>
 
+#include "edgeattn/edgeattn.hpp"
 #include "tools/cli/commands.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"edgeattn: multi-head attention on CPUs (PyTorch nn.MultiheadAttention semantics)"};
+  app.set_version_flag("--version", std::string("edgeattn ") + edgeattn::Version());
   app.require_subcommand(1);
   const edgeattn::cli::Command commands[] = {
       edgeattn::cli::AddRunCommand(app),
