@@ -8,9 +8,14 @@ import json
 import sys
 
 
+def cosine(row):
+    return "-" if row.get("cosine") is None else f"{row['cosine']:.6f}"
+
+
 def main():
     rows = [json.loads(line) for line in sys.stdin if line.startswith("{")]
-    ours = {(r["shape"], r["mode"], r["threads"]): r for r in rows if r["peer"] == "edgeattn"}
+    ours = {(r["shape"], r["mode"], r["threads"]): r for r in rows
+            if r["peer"] == "edgeattn" and r["mode"] != "reference"}
     best = {}
     for r in rows:
         if not r["peer"].startswith("onnxruntime"):
@@ -24,8 +29,8 @@ def main():
         o = ours.get(key)
         if o is None:
             continue
-        print(f"{key[0]:8} {key[1]:5} {key[2]:7} {o['median_ms']:12.3f} {o['cosine']:10.6f} "
-              f"{r['median_ms']:15.3f} {r['cosine']:10.6f}  {r['peer'].split('/')[-1]:18} "
+        print(f"{key[0]:8} {key[1]:5} {key[2]:7} {o['median_ms']:12.3f} {cosine(o):>10} "
+              f"{r['median_ms']:15.3f} {cosine(r):>10}  {r['peer'].split('/')[-1]:18} "
               f"{r['median_ms'] / o['median_ms']:13.2f}x")
 
 
