@@ -6,12 +6,15 @@
     edgeattn bench --threads 1:2 --reference never --json | \\
         tools/plot_bench.py threads -o docs/img/threads_speedup.png
     tools/plot_bench.py peers build/peers/run.jsonl -o docs/img/vs_onnxruntime.png
+    edgeattn bench --threads 1,2 --json | tools/plot_bench.py table
 
 seq:     latency (median, and a band from the fastest call to p90) against the sequence length
          per precision and thread count, log-log, with an O(L^2) guide.
 threads: speed-up over the fewest threads measured, per shape and precision, against ideal.
 peers:   ONNX Runtime's time over edgeattn's per shape, precision, thread count and ONNX Runtime
          variant (above 1: edgeattn is faster), from one run of tools/bench_peers.sh.
+table:   a Markdown table of the medians, one line per shape and columns per precision and thread
+         count (speed-up over the fewest threads in parentheses), with the int8 cosine.
 Each plot names the edgeattn version, the CPU and the date of its rows. Reads the files given,
 or standard input. Debian's python3-matplotlib (tools/install_deps.sh --plots), hence
 /usr/bin/python3 rather than whichever python3 comes first on the PATH.
@@ -163,14 +166,65 @@ def plot_peers(rows, out):
     fig.savefig(out, dpi=120)
 
 
+def ms(x):
+    """Three significant digits, trailing zeros kept: 0.150, 2.14, 58.7, 2857."""
+    return f"{x:.0f}" if x >= 100 else f"{x:.1f}" if x >= 10 else f"{x:.2f}" if x >= 1 \
+        else f"{x:.3f}"
+
+
+def group_label(r):
+    if r["case"] == "decode":
+        return f"{r['shape']} cache {r['cache_len']} ({r['d_model']}/{r['heads']})"
+    key = f"/{r['key_len']}" if r.get("cross") else ""
+    return f"{r['shape']} {r['seq']}{key}/{r['d_model']}/{r['heads']}"
+
+
+def print_table(rows, _output):
+    groups = {}
+    columns = []
+    for r in rows:
+        if r["peer"] != "edgeattn":
+            continue
+        cells = groups.setdefault(group_label(r), {})
+        column = "reference" if r["mode"] == "reference" else (r["mode"], r["threads"])
+        if column not in columns:
+            columns.append(column)
+        cells[column] = r
+    timed_columns = [c for c in columns if c != "reference"]
+    titles = (["reference ms"] if "reference" in columns else []) + [
+        f"{m} {t} thr ms" for m, t in timed_columns] + ["int8 cosine"]
+    print("| shape (L/d/h) | " + " | ".join(titles) + " |")
+    print("| --- |" + " ---: |" * len(titles))
+    for label, cells in groups.items():
+        line = [label]
+        if "reference" in columns:
+            ref = cells.get("reference")
+            line.append("skipped" if ref is None or ref.get("median_ms") is None
+                        else ms(ref["median_ms"]))
+        for mode, threads in timed_columns:
+            r = cells.get((mode, threads))
+            fewest = next(cells[(m, t)] for m, t in timed_columns if m == mode and (m, t) in cells)
+            text = "-" if r is None else ms(r["median_ms"])
+            if r is not None and r is not fewest:
+                text += f" ({fewest['median_ms'] / r['median_ms']:.2f}x)"
+            line.append(text)
+        cosines = [r["cosine"] for c, r in cells.items() if c != "reference"
+                   and r["mode"] == "int8" and r.get("cosine") is not None]
+        line.append(f"{cosines[0]:.5f}" if cosines else "-")
+        print("| " + " | ".join(line) + " |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("plot", choices=["seq", "threads", "peers"])
+    parser.add_argument("plot", choices=["seq", "threads", "peers", "table"])
     parser.add_argument("files", nargs="*", help="JSON lines (default: standard input)")
-    parser.add_argument("-o", "--output", required=True, help="PNG file to write")
+    parser.add_argument("-o", "--output", help="PNG file to write (not for table)")
     args = parser.parse_args()
+    if args.plot != "table" and not args.output:
+        parser.error("-o/--output: expected the PNG file to write")
     rows = read_rows(args.files)
-    {"seq": plot_seq, "threads": plot_threads, "peers": plot_peers}[args.plot](rows, args.output)
+    plots = {"seq": plot_seq, "threads": plot_threads, "peers": plot_peers, "table": print_table}
+    plots[args.plot](rows, args.output)
 
 
 if __name__ == "__main__":
