@@ -15,7 +15,8 @@ peers:   ONNX Runtime's time over edgeattn's per shape, precision, thread count 
          variant (above 1: edgeattn is faster), from one run of tools/bench_peers.sh.
 table:   a Markdown table of the medians, one line per shape and columns per precision and thread
          count (speed-up over the fewest threads in parentheses), with the int8 cosine.
-Each plot names the edgeattn version, the CPU and the date of its rows. Reads the files given,
+Each plot names the edgeattn version, the CPU, the date of its rows and the range of the system's
+load average while they ran (above the number of cores: other processes shared the CPU). Reads the files given,
 or standard input. Debian's python3-matplotlib (tools/install_deps.sh --plots), hence
 /usr/bin/python3 rather than whichever python3 comes first on the PATH.
 """
@@ -54,8 +55,10 @@ def footnote(fig, rows, extra=""):
     versions = sorted({r.get("version", "?") for r in ours})
     cpus = sorted({r.get("cpu", "?") for r in ours})
     dates = sorted({r["time"][:10] for r in ours if r.get("time")})
+    loads = [r["load_average"] for r in ours if r.get("load_average") is not None]
+    load = f", load average {min(loads):.1f}-{max(loads):.1f}" if loads else ""
     text = (f"edgeattn {', '.join(versions)} on {'; '.join(cpus)}, "
-            f"{' to '.join([dates[0], dates[-1]] if len(dates) > 1 else dates)}{extra}")
+            f"{' to '.join([dates[0], dates[-1]] if len(dates) > 1 else dates)}{load}{extra}")
     fig.text(0.01, 0.01, text, fontsize=7, color="0.35")
 
 

@@ -221,7 +221,7 @@ TEST(CliTest, BenchJsonLines) {
          {"peer", "shape", "mode", "threads", "median_ms", "p90_ms", "p99_ms", "stddev_ms",
           "gflops", "max_abs_err", "cosine", "version", "cpu", "time", "batch", "seq", "key_len",
           "d_model", "heads", "kv_heads", "mask", "highway_target", "int8_path", "calls",
-          "warmup", "peak_rss_bytes", "workspace_bytes"}) {
+          "warmup", "peak_rss_bytes", "workspace_bytes", "load_average"}) {
       EXPECT_TRUE(line.contains(key)) << key;
     }
     EXPECT_EQ(line["peer"], "edgeattn");
@@ -252,6 +252,7 @@ TEST(CliTest, BenchJsonLines) {
   EXPECT_EQ(lines[3]["int8_block"], 64);
   EXPECT_GT(lines[1]["workspace_bytes"].get<double>(), 0.0);
   EXPECT_GT(lines[1]["peak_rss_bytes"].get<double>(), 0.0);
+  EXPECT_GE(lines[1]["load_average"].get<double>(), 0.0);
 }
 
 // Batch, cross-attention, causal, grouped-query heads, exact repetitions and warm-up.
@@ -342,7 +343,7 @@ TEST(CliTest, BenchTableCsvMarkdown) {
       << lines[0];
   EXPECT_NE(lines[0].find("Highway target"), std::string::npos);
   for (const char* column : {"shape", "B", "Lk", "d/h/kv", "mask", "p50 ms", "p90 ms", "p99 ms",
-                             "sd ms", "max abs err", "cosine", "peak MiB", "kernels"}) {
+                             "sd ms", "max abs err", "cosine", "peak MiB", "load", "kernels"}) {
     EXPECT_NE(lines[1].find(column), std::string::npos) << column;
   }
   EXPECT_NE(lines[3].find("24/3/3"), std::string::npos) << lines[3];
@@ -362,7 +363,7 @@ TEST(CliTest, BenchTableCsvMarkdown) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   lines = Lines(r.output);
   ASSERT_EQ(lines.size(), 4u) << r.output;
-  EXPECT_EQ(lines[0].rfind("peer,version,cpu,time,shape,", 0), 0u) << lines[0];
+  EXPECT_EQ(lines[0].rfind("peer,version,cpu,time,load_average,shape,", 0), 0u) << lines[0];
   // The CPU name may hold commas: count fields outside quotes.
   const auto fields = [](const std::string& s) {
     std::size_t n = 1;

@@ -83,7 +83,6 @@ Row MeasureRow(const GroupRun& run, Precision precision, std::size_t threads,
                             Cosine(calls->output(), run.reference.output)};
     row.speedup_vs_reference = run.reference.row.stats->median_ms / row.stats->median_ms;
   }
-  row.time = UtcNow();
   return row;
 }
 
@@ -92,10 +91,16 @@ void RunGroup(const BenchGroup& g, const RandomModel& model, const BenchPlan& pl
   const std::unique_ptr<Workload> workload = MakeWorkload(g, model);
   const std::size_t rows = plan.precisions.size() * plan.threads.size();
   const std::string label = GroupLabel(g);
+  // When each row finished, and how busy the machine was then.
+  const auto write = [&](Row row) {
+    row.time = UtcNow();
+    row.load_average = LoadAverage();
+    progress.Clear();
+    writer.Write(row);
+  };
   const ReferenceResult reference =
       RunReference(g, model, *workload, plan, rows, label, progress);
-  progress.Clear();
-  if (plan.reference != ReferencePolicy::kNever) writer.Write(reference.row);
+  if (plan.reference != ReferencePolicy::kNever) write(reference.row);
   const GroupRun run{g, model, *workload, plan, reference, label};
   for (Precision precision : plan.precisions) {
     std::optional<double> first_ms;
@@ -103,8 +108,7 @@ void RunGroup(const BenchGroup& g, const RandomModel& model, const BenchPlan& pl
       Row row = MeasureRow(run, precision, threads, progress);
       if (!first_ms) first_ms = row.stats->median_ms;
       row.speedup_vs_first_threads = *first_ms / row.stats->median_ms;
-      progress.Clear();
-      writer.Write(row);
+      write(row);
     }
   }
 }

@@ -1,5 +1,6 @@
 #include "tools/cli/bench/environment.h"
 
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <map>
@@ -66,6 +67,14 @@ std::string CpuModel() {
 #endif
   const std::string model = LinuxCpuModel();
   return model.empty() ? "unknown" : model;
+}
+
+std::optional<double> LoadAverage() {
+#if defined(__linux__) || defined(__APPLE__)
+  double load[1];
+  if (getloadavg(load, 1) == 1) return load[0];
+#endif
+  return std::nullopt;
 }
 
 std::string UtcNow() {

@@ -2,6 +2,7 @@
 #ifndef EDGEATTN_TOOLS_CLI_BENCH_ENVIRONMENT_H_
 #define EDGEATTN_TOOLS_CLI_BENCH_ENVIRONMENT_H_
 
+#include <optional>
 #include <string>
 
 namespace edgeattn {
@@ -19,6 +20,10 @@ BenchEnvironment DetectEnvironment();
 // The CPU's model name as the system reports it, e.g. "AMD EPYC 9R14 96-Core Processor (family
 // 25, model 17)"; "unknown" where the system does not say.
 std::string CpuModel();
+
+// The system's load average over the last minute (runnable and running processes: above the
+// number of cores, rows share the CPU with others), where the system reports it.
+std::optional<double> LoadAverage();
 
 // The time now in UTC, ISO 8601 to the second ("2026-05-01T12:34:56Z").
 std::string UtcNow();

@@ -5,7 +5,6 @@
 #include <cstdio>
 
 #include "edgeattn/reference.hpp"
-#include "tools/cli/bench/environment.h"
 #include "tools/cli/bench/process_memory.h"
 
 namespace edgeattn {
@@ -56,10 +55,7 @@ ReferenceResult RunReference(const BenchGroup& group, const RandomModel& model,
         std::max(1000.0, static_cast<double>(rows) * plan.measure.min_time * 1000.0);
     if (*row.reference_estimate_ms > budget_ms) row.reference = ReferenceStatus::kSkipped;
   }
-  if (row.reference != ReferenceStatus::kMeasured) {
-    row.time = UtcNow();
-    return result;
-  }
+  if (row.reference != ReferenceStatus::kMeasured) return result;
   progress.Show(label + " reference: first call" +
                 (row.reference_estimate_ms ? ", about " + Seconds(*row.reference_estimate_ms)
                                            : std::string()));
@@ -74,7 +70,6 @@ ReferenceResult RunReference(const BenchGroup& group, const RandomModel& model,
   const RssPeak peak = rss.Read();
   row.peak_rss_bytes = peak.peak_bytes;
   row.added_rss_bytes = peak.added_bytes;
-  row.time = UtcNow();
   return result;
 }
 

@@ -41,6 +41,7 @@ struct Row {
   std::optional<std::size_t> peak_rss_bytes;       // the process's RSS high-water mark
   std::optional<std::size_t> added_rss_bytes;      // of which the row added
   std::string time;                                // UTC, when the row finished
+  std::optional<double> load_average;              // the system's, when the row finished
 
   std::optional<double> gflops() const {
     if (!stats || stats->median_ms <= 0.0) return std::nullopt;

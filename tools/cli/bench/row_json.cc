@@ -95,6 +95,7 @@ nlohmann::ordered_json RowToJson(const Row& row, const BenchEnvironment& env) {
   j["version"] = env.version;
   j["cpu"] = env.cpu;
   j["time"] = row.time;
+  j["load_average"] = Opt(row.load_average);
   AddWhat(row, env, j);
   AddTimes(row, j);
   AddResults(row, j);

@@ -83,6 +83,7 @@ std::vector<Column> Columns(const BenchEnvironment& env) {
          return Format("%.2f", (r.workspace_bytes + r.cache_bytes) / 1048576.0);
        }},
       {"peak MiB", 9, [](const Row& r) { return Number(Mib(r.peak_rss_bytes), "%.1f"); }},
+      {"load", 5, [](const Row& r) { return Number(r.load_average, "%.1f"); }},
       {"kernels", -1, [env](const Row& r) { return Kernels(r, env); }},
   };
 }
