@@ -15,7 +15,7 @@
 namespace edgeattn {
 namespace {
 
-// Tensor and metadata names of int8 weight files (README, "int8 weight files").
+// Tensor and metadata names of int8 weight files (docs/int8.md, "int8 weight files").
 constexpr char kFormat[] = "edgeattn-int8-v1";
 constexpr char kInWeightQ[] = "in_proj_weight.int8";
 constexpr char kInWeightScale[] = "in_proj_weight.scale";

@@ -46,7 +46,7 @@ inline constexpr std::size_t kMaxBatch = 1 << 16;
 enum class Precision { kFp32, kInt8 };
 
 // Values per activation scale in int8 mode: a multiple of 4. Smaller blocks follow outlier
-// channels more closely; larger ones are faster. See README, "int8".
+// channels more closely; larger ones are faster. See docs/int8.md.
 inline constexpr std::size_t kDefaultInt8Block = 64;
 
 struct Config {
@@ -192,7 +192,7 @@ class EDGEATTN_API MultiheadAttention {
                                  std::size_t int8_block = kDefaultInt8Block);
 
   // int8 operators only: writes the quantized weights (I8 tensors and F32 scales; names and
-  // metadata in README, "int8 weight files"), which Load reads back bit for bit.
+  // metadata in docs/int8.md, "int8 weight files"), which Load reads back bit for bit.
   void SaveInt8(const std::string& path) const;
 
   MultiheadAttention(MultiheadAttention&&) noexcept;
