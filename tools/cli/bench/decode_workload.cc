@@ -18,8 +18,10 @@ class DecodeRun : public WorkloadRun {
       : mha_(mha), context_(context), g_(g), step_(step),
         cache_(mha, g.cache_len + g.seq, g.batch), out_(step.size()) {
     if (g.cache_len > 0) {
+      // A context of its own fills the cache, so that the row's scratch memory is the step's.
+      Context prefill(context.threads());
       std::vector<float> prefix_out(prefix.size());
-      mha_.Decode(context_, {prefix.data(), g.batch, g.cache_len, g.d_model}, cache_,
+      mha_.Decode(prefill, {prefix.data(), g.batch, g.cache_len, g.d_model}, cache_,
                   {prefix_out.data(), g.batch, g.cache_len, g.d_model});
     }
   }
