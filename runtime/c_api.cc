@@ -120,6 +120,8 @@ edgeattn::ForwardOptions ToOptions(const edgeattn_forward_options* o, std::size_
 
 extern "C" {
 
+const char* edgeattn_version(void) { return edgeattn::Version(); }
+
 const char* edgeattn_last_error(void) { return last_error.c_str(); }
 
 edgeattn_status edgeattn_operator_create(const edgeattn_config* config,

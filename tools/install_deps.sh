@@ -3,16 +3,22 @@
 # when everything is present; needs apt-get (Debian 12, Ubuntu 24.04 or later).
 #   tools/install_deps.sh          native build and tests
 #   tools/install_deps.sh --arm    also the aarch64 cross compiler, qemu-user and arm64 libraries
+#   tools/install_deps.sh --plots  also Python's matplotlib, for tools/plot_bench.py
 set -euo pipefail
 
 packages=(cmake g++ make pkg-config libhwy-dev libtbb-dev libgtest-dev libgmock-dev
           libbenchmark-dev nlohmann-json3-dev libcli11-dev clang libclang-rt-14-dev valgrind)
 arm=0
-if [ "${1:-}" = "--arm" ]; then
-  arm=1
-  packages+=(g++-aarch64-linux-gnu qemu-user libhwy-dev:arm64 libtbb-dev:arm64
-             libgtest-dev:arm64 libgmock-dev:arm64)
-fi
+for option in "$@"; do
+  case "$option" in
+    --arm)
+      arm=1
+      packages+=(g++-aarch64-linux-gnu qemu-user libhwy-dev:arm64 libtbb-dev:arm64
+                 libgtest-dev:arm64 libgmock-dev:arm64) ;;
+    --plots) packages+=(python3-matplotlib) ;;
+    *) echo "install_deps.sh: unknown option '$option' (expected --arm or --plots)" >&2; exit 1 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "edgeattn/version.h"
+
 #if defined(__GNUC__) || defined(__clang__)
 #define EDGEATTN_C_API __attribute__((visibility("default")))
 #else
@@ -102,6 +104,10 @@ typedef struct edgeattn_forward_options {
 typedef struct edgeattn_operator edgeattn_operator;
 typedef struct edgeattn_context edgeattn_context;
 typedef struct edgeattn_kv_cache edgeattn_kv_cache;
+
+/* The version of the library linked, "MAJOR.MINOR.PATCH" (static storage);
+ * EDGEATTN_VERSION_STRING is the version of the headers compiled against. */
+EDGEATTN_C_API const char* edgeattn_version(void);
 
 /* The message of the last failed call on this thread ("" if none). Valid until the next call
  * on this thread. */

@@ -21,8 +21,13 @@
 
 #include "edgeattn/export.hpp"
 #include "edgeattn/executor.hpp"
+#include "edgeattn/version.h"
 
 namespace edgeattn {
+
+// The version of the library linked, "MAJOR.MINOR.PATCH"; EDGEATTN_VERSION_STRING is the version
+// of the headers compiled against.
+EDGEATTN_API const char* Version();
 
 class EDGEATTN_API Error : public std::runtime_error {
  public:
@@ -42,7 +47,7 @@ inline constexpr std::size_t kMaxBatch = 1 << 16;
 enum class Precision { kFp32, kInt8 };
 
 // Values per activation scale in int8 mode: a multiple of 4. Smaller blocks follow outlier
-// channels more closely; larger ones are faster. See README, "int8".
+// channels more closely; larger ones are faster. See docs/int8.md.
 inline constexpr std::size_t kDefaultInt8Block = 64;
 // Largest int8_block: whole rows of the largest d_model, and far more than accuracy allows.
 inline constexpr std::size_t kMaxInt8Block = 65536;
@@ -247,7 +252,7 @@ class EDGEATTN_API MultiheadAttention {
                                            const LoadOptions& options);
 
   // int8 operators only: writes the quantized weights (I8 tensors and F32 scales; names and
-  // metadata in README, "int8 weight files"), which Load reads back bit for bit.
+  // metadata in docs/int8.md, "int8 weight files"), which Load reads back bit for bit.
   void SaveInt8(const std::string& path) const;
 
   MultiheadAttention(MultiheadAttention&&) noexcept;

@@ -66,6 +66,14 @@ int main(void) {
   edgeattn_operator* op = NULL;
   edgeattn_context* context = NULL;
 
+  {
+    /* The library's version is the headers' and agrees with the numeric macros. */
+    char numbers[64];
+    snprintf(numbers, sizeof(numbers), "%d.%d.%d", EDGEATTN_VERSION_MAJOR, EDGEATTN_VERSION_MINOR,
+             EDGEATTN_VERSION_PATCH);
+    check(strcmp(edgeattn_version(), EDGEATTN_VERSION_STRING) == 0, "version: library = headers");
+    check(strcmp(EDGEATTN_VERSION_STRING, numbers) == 0, "version: string = numbers");
+  }
   check(edgeattn_operator_create(&config, &weights, &op) == EDGEATTN_OK, "create");
   check(edgeattn_context_create(2, &context) == EDGEATTN_OK, "context");
   check(edgeattn_operator_d_model(op) == 2, "d_model");

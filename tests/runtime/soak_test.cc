@@ -1,5 +1,5 @@
 // Long runs: many forward calls on the tiny shape with 2 threads must not grow resident memory.
-// EDGEATTN_SOAK_CALLS sets the count (default 5,000 here; the README reports 100,000).
+// EDGEATTN_SOAK_CALLS sets the count (default 5,000 here; docs/robustness.md reports 100,000).
 #include <unistd.h>
 
 #include <cstdio>
