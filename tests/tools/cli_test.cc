@@ -350,7 +350,7 @@ TEST(CliTest, BenchJsonLines) {
     for (const char* key :
          {"peer", "shape", "mode", "threads", "median_ms", "p90_ms", "p99_ms", "stddev_ms",
           "gflops", "max_abs_err", "cosine", "version", "cpu", "time", "batch", "seq", "key_len",
-          "d_model", "heads", "kv_heads", "mask", "highway_target", "int8_path", "calls",
+          "d_model", "heads", "kv_heads", "mask", "highway_target", "kernel", "calls",
           "warmup", "peak_rss_bytes", "workspace_bytes", "load_average"}) {
       EXPECT_TRUE(line.contains(key)) << key;
     }
@@ -377,8 +377,9 @@ TEST(CliTest, BenchJsonLines) {
   EXPECT_LT(lines[1]["max_abs_err"].get<double>(), 1e-4);
   EXPECT_GT(lines[1]["cosine"].get<double>(), 0.99999);
   EXPECT_FALSE(lines[1]["highway_target"].get<std::string>().empty());
-  EXPECT_TRUE(lines[1]["int8_path"].is_null());
-  EXPECT_FALSE(lines[3]["int8_path"].get<std::string>().empty());
+  EXPECT_TRUE(lines[0]["kernel"].is_null());  // the reference
+  EXPECT_EQ(lines[1]["kernel"], ProjectionKernels(Precision::kFp32).front());
+  EXPECT_EQ(lines[3]["kernel"], ProjectionKernels(Precision::kInt8).front());
   EXPECT_EQ(lines[3]["int8_block"], 64);
   EXPECT_GT(lines[1]["workspace_bytes"].get<double>(), 0.0);
   EXPECT_GT(lines[1]["peak_rss_bytes"].get<double>(), 0.0);
@@ -508,6 +509,22 @@ TEST(CliTest, BenchTableCsvMarkdown) {
   EXPECT_NE(lines[2].find(",fp32,"), std::string::npos) << lines[2];
 }
 
+// --kernel measures each named kernel in its own row, whatever its precision.
+TEST(CliTest, BenchKernelsByName) {
+  const std::string fp32 = ProjectionKernels(Precision::kFp32).front();
+  const std::vector<std::string> int8 = ProjectionKernels(Precision::kInt8);
+  const std::string names = fp32 + "," + int8.back() + "," + int8.front();
+  const std::vector<nlohmann::json> rows =
+      SmallBenchRows("--seq 9 --threads 1 --reference never --kernel " + names);
+  const std::size_t want = int8.size() == 1 ? 2 : 3;  // a name given twice is one row
+  ASSERT_EQ(rows.size(), want);
+  EXPECT_EQ(rows[0]["kernel"], fp32);
+  EXPECT_EQ(rows[0]["mode"], "fp32");
+  EXPECT_EQ(rows[1]["kernel"], int8.back());
+  EXPECT_EQ(rows[1]["mode"], "int8");
+  EXPECT_EQ(rows.back()["kernel"], int8.front());
+}
+
 TEST(CliTest, BenchOptionErrorsNameTheOption) {
   const struct {
     const char* args;
@@ -519,7 +536,8 @@ TEST(CliTest, BenchOptionErrorsNameTheOption) {
       {"--seq 1:5000", "--seq: expected at most 1000 values"},
       {"--seq 8,abc", "--seq: expected a number, a list such as 64,128 or a sweep"},
       {"--seq 0", "--seq: expected values in [1, 1048576], got 0"},
-      {"--seq 8 --threads 1,5000", "--threads: expected values in [0, 1024], got 5000"},
+      {"--seq 8 --threads 1,5000", "--threads: expected values in [0, 256], got 5000"},
+      {"--seq 8 --kernel f32_nope", "--kernel: expected one of the kernels this CPU runs"},
       {"--seq 8 --batch 0", "--batch: expected a value in [1, 65536], got 0"},
       {"--seq 8 --kv-heads 4", "--kv-heads: expected a divisor of the heads (3), got 4"},
       {"--seq 8 --kv-heads 2", "Config.num_kv_heads"},
@@ -543,7 +561,7 @@ TEST(CliTest, BenchOptionErrorsNameTheOption) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("--shape and --d-model/--heads"), std::string::npos) << r.output;
   for (const char* bad : {"--reference sometimes", "--format xml", "--min-time -1",
-                          "--repetitions 100000000"}) {
+                          "--repetitions 100000000", "--precision int8 --kernel f32_6x4v"}) {
     r = RunCli(kSmallBench + "--seq 8 " + bad);
     EXPECT_NE(r.exit_code, 0) << bad;
     EXPECT_NE(r.output.find(std::string(bad).substr(0, std::string(bad).find(' '))),
@@ -563,7 +581,9 @@ TEST(CliTest, BenchProgressOnlyOnATerminal) {
                     " bench --d-model 24 --heads 3 --seq 8 --threads 1 --min-time 0.3 --json "
                     ">/dev/null");
   EXPECT_NE(tty.find("custom B1 L8 Lk8 reference"), std::string::npos) << tty;
-  EXPECT_NE(tty.find("fp32 1 thr: "), std::string::npos) << tty;
+  EXPECT_NE(tty.find("fp32 (" + ProjectionKernels(Precision::kFp32).front() + ") 1 thr: "),
+            std::string::npos)
+      << tty;
   EXPECT_NE(tty.find("\r\033[K"), std::string::npos) << tty;
 }
 

@@ -12,8 +12,6 @@ namespace edgeattn {
 namespace cli {
 namespace {
 
-constexpr std::size_t kMaxThreads = 1024;
-
 std::string Str(std::size_t v) { return std::to_string(v); }
 
 std::vector<std::string> Split(const std::string& text, char separator) {
@@ -135,10 +133,16 @@ void AddBenchOptions(CLI::App* app, BenchOptions* o) {
                   "Time decode steps against a KV cache of this many positions (list or sweep)");
   app->add_option("--threads", o->threads,
                   "Thread counts: 1,2 or a sweep 1:8:x2 (default: 1 and all hardware threads)");
-  app->add_option("--precision", o->precisions, "Paths to measure, e.g. fp32,int8")
+  CLI::Option* precision =
+      app->add_option("--precision", o->precisions, "Paths to measure, e.g. fp32,int8")
+          ->delimiter(',')
+          ->check(CLI::IsMember({"fp32", "int8"}))
+          ->capture_default_str();
+  app->add_option("--kernel", o->kernels,
+                  "Projection kernels to measure instead, by name (edgeattn info lists this "
+                  "CPU's), e.g. qd8_qc8w_vnni_4x4v,qd8_qc8w_i16")
       ->delimiter(',')
-      ->check(CLI::IsMember({"fp32", "int8"}))
-      ->capture_default_str();
+      ->excludes(precision);
   app->add_option("--int8-block", o->int8_block,
                   "int8: activation values per quantization scale (multiple of 4)")
       ->capture_default_str();
@@ -278,6 +282,36 @@ std::vector<std::size_t> ThreadCounts(const std::string& text) {
 
 }  // namespace
 
+// The precision whose kernels this CPU runs include `name`; throws naming them otherwise.
+Precision KernelPrecision(const std::string& name) {
+  std::string names;
+  for (Precision precision : {Precision::kFp32, Precision::kInt8}) {
+    for (const std::string& kernel : ProjectionKernels(precision)) {
+      if (kernel == name) return precision;
+      names += (names.empty() ? "" : ", ") + kernel;
+    }
+  }
+  throw Error("--kernel: expected one of the kernels this CPU runs (" + names + "), got '" +
+              name + "'");
+}
+
+// The rows' operators: each --kernel, or each --precision with its best kernel.
+std::vector<BenchMode> Modes(const BenchOptions& o) {
+  std::vector<BenchMode> modes;
+  const auto add = [&](BenchMode mode) {
+    for (const BenchMode& m : modes) {
+      if (m.precision == mode.precision && m.kernel == mode.kernel) return;
+    }
+    modes.push_back(std::move(mode));
+  };
+  for (const std::string& name : o.kernels) add({KernelPrecision(name), name});
+  if (!o.kernels.empty()) return modes;
+  for (const std::string& p : o.precisions) {
+    add({p == "int8" ? Precision::kInt8 : Precision::kFp32, ""});
+  }
+  return modes;
+}
+
 BenchPlan MakeBenchPlan(const BenchOptions& o) {
   if (o.batch < 1 || o.batch > kMaxBatch) {
     throw Error("--batch: expected a value in [1, " + Str(kMaxBatch) + "], got " + Str(o.batch));
@@ -288,13 +322,7 @@ BenchPlan MakeBenchPlan(const BenchOptions& o) {
     AddGroups(o, m, &plan.groups);
   }
   for (const BenchGroup& g : plan.groups) CheckMemory(g);
-  for (const std::string& p : o.precisions) {
-    const Precision precision = p == "int8" ? Precision::kInt8 : Precision::kFp32;
-    if (std::find(plan.precisions.begin(), plan.precisions.end(), precision) ==
-        plan.precisions.end()) {
-      plan.precisions.push_back(precision);
-    }
-  }
+  plan.modes = Modes(o);
   plan.threads = ThreadCounts(o.threads);
   plan.int8_block = o.int8_block;
   plan.measure = o.measure;

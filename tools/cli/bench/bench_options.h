@@ -21,6 +21,7 @@ struct BenchOptions {
   std::size_t d_model = 0, heads = 0, kv_heads = 0, batch = 1;
   bool causal = false;
   std::vector<std::string> precisions = {"fp32", "int8"};
+  std::vector<std::string> kernels;  // projection kernels by name, instead of precisions
   std::size_t int8_block = kDefaultInt8Block;
   StopRule measure;
   std::string reference = "auto";
@@ -45,9 +46,15 @@ struct BenchGroup {
 enum class ReferencePolicy { kAuto, kAlways, kNever };
 enum class OutputFormat { kTable, kJson, kCsv, kMarkdown };
 
+// What one row's operator runs: a precision and its projection kernel ("": the best).
+struct BenchMode {
+  Precision precision;
+  std::string kernel;
+};
+
 struct BenchPlan {
   std::vector<BenchGroup> groups;
-  std::vector<Precision> precisions;
+  std::vector<BenchMode> modes;
   std::vector<std::size_t> threads;
   std::size_t int8_block = kDefaultInt8Block;
   StopRule measure;

@@ -28,10 +28,14 @@ std::string GroupLabel(const BenchGroup& g) {
 
 std::unique_ptr<RowWriter> MakeWriter(OutputFormat format, const BenchEnvironment& env) {
   switch (format) {
-    case OutputFormat::kJson: return MakeJsonLinesWriter(env, stdout);
-    case OutputFormat::kCsv: return MakeCsvWriter(env, stdout);
-    case OutputFormat::kMarkdown: return MakeTableWriter(env, stdout, true);
-    case OutputFormat::kTable: break;
+    case OutputFormat::kJson:
+      return MakeJsonLinesWriter(env, stdout);
+    case OutputFormat::kCsv:
+      return MakeCsvWriter(env, stdout);
+    case OutputFormat::kMarkdown:
+      return MakeTableWriter(env, stdout, true);
+    case OutputFormat::kTable:
+      break;
   }
   return MakeTableWriter(env, stdout, false);
 }
@@ -48,31 +52,33 @@ struct GroupRun {
 
 // Builds the operator and the context inside the memory watch, so that the row's added RSS
 // counts the packed weights, the threads, the scratch memory and the cache.
-Row MeasureRow(const GroupRun& run, Precision precision, std::size_t threads,
+Row MeasureRow(const GroupRun& run, const BenchMode& mode, std::size_t threads,
                Progress& progress) {
   Row row;
   row.group = run.group;
-  row.mode = PrecisionName(precision);
+  row.mode = PrecisionName(mode.precision);
   row.int8_block = run.plan.int8_block;
   row.flops = run.workload.flops();
   row.reference = run.reference.row.reference;
   row.reference_estimate_ms = run.reference.row.reference_estimate_ms;
   const RssWatch rss;
   Config config = run.model.config;
-  config.precision = precision;
+  config.precision = mode.precision;
   config.int8_block = run.plan.int8_block;
+  config.projection_kernel = mode.kernel;
   const MultiheadAttention mha(config, run.model.view());
+  row.kernel = mha.projection_kernel();
   Context context(threads);
   row.threads = context.threads();
   const std::string label =
-      run.label + " " + row.mode + " " + std::to_string(row.threads) + " thr";
+      run.label + " " + row.mode + " (" + row.kernel + ") " + std::to_string(row.threads) + " thr";
   const std::unique_ptr<WorkloadRun> calls = run.workload.Start(mha, context);
-  row.stats = Measure([&] { calls->Call(); }, run.plan.measure,
-                      [&](bool warming_up, std::size_t n, double seconds) {
-                        if (!progress.Due()) return;
-                        progress.Show(label + ": " +
-                                      (warming_up ? "warm-up" : CallsText(n, seconds)));
-                      });
+  row.stats =
+      Measure([&] { calls->Call(); }, run.plan.measure,
+              [&](bool warming_up, std::size_t n, double seconds) {
+                if (!progress.Due()) return;
+                progress.Show(label + ": " + (warming_up ? "warm-up" : CallsText(n, seconds)));
+              });
   const RssPeak peak = rss.Read();
   row.peak_rss_bytes = peak.peak_bytes;
   row.added_rss_bytes = peak.added_bytes;
@@ -89,7 +95,7 @@ Row MeasureRow(const GroupRun& run, Precision precision, std::size_t threads,
 void RunGroup(const BenchGroup& g, const RandomModel& model, const BenchPlan& plan,
               RowWriter& writer, Progress& progress) {
   const std::unique_ptr<Workload> workload = MakeWorkload(g, model);
-  const std::size_t rows = plan.precisions.size() * plan.threads.size();
+  const std::size_t rows = plan.modes.size() * plan.threads.size();
   const std::string label = GroupLabel(g);
   // When each row finished, and how busy the machine was then.
   const auto write = [&](Row row) {
@@ -98,14 +104,13 @@ void RunGroup(const BenchGroup& g, const RandomModel& model, const BenchPlan& pl
     progress.Clear();
     writer.Write(row);
   };
-  const ReferenceResult reference =
-      RunReference(g, model, *workload, plan, rows, label, progress);
+  const ReferenceResult reference = RunReference(g, model, *workload, plan, rows, label, progress);
   if (plan.reference != ReferencePolicy::kNever) write(reference.row);
   const GroupRun run{g, model, *workload, plan, reference, label};
-  for (Precision precision : plan.precisions) {
+  for (const BenchMode& mode : plan.modes) {
     std::optional<double> first_ms;
     for (std::size_t threads : plan.threads) {
-      Row row = MeasureRow(run, precision, threads, progress);
+      Row row = MeasureRow(run, mode, threads, progress);
       if (!first_ms) first_ms = row.stats->median_ms;
       row.speedup_vs_first_threads = *first_ms / row.stats->median_ms;
       write(row);

@@ -91,7 +91,7 @@ std::string UtcNow() {
 }
 
 BenchEnvironment DetectEnvironment() {
-  return {Version(), CpuModel(), simd::ChosenTarget(), simd::GemmI8Path()};
+  return {Version(), CpuModel(), simd::ChosenTarget()};
 }
 
 }  // namespace cli

@@ -12,7 +12,6 @@ struct BenchEnvironment {
   std::string version;         // edgeattn::Version()
   std::string cpu;             // CpuModel()
   std::string highway_target;  // the Highway target dispatch chose for the kernels
-  std::string int8_path;       // the int8 dot-product path of the int8 projections
 };
 
 BenchEnvironment DetectEnvironment();

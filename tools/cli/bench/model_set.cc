@@ -20,9 +20,10 @@ ModelSet::ModelSet(const BenchPlan& plan) {
     for (const auto& m : models_) known = known || SameModel(*m, g);
     if (known) continue;
     models_.push_back(std::make_unique<RandomModel>(g.d_model, g.heads, 42, ModelKvHeads(g)));
-    for (Precision precision : plan.precisions) {
+    for (const BenchMode& mode : plan.modes) {
       Config config = models_.back()->config;
-      config.precision = precision;
+      config.precision = mode.precision;
+      config.projection_kernel = mode.kernel;
       config.int8_block = plan.int8_block;
       const MultiheadAttention check(config, models_.back()->view());
     }

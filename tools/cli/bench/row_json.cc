@@ -33,7 +33,7 @@ void AddWhat(const Row& r, const BenchEnvironment& env, nlohmann::ordered_json& 
   j["int8_block"] = r.mode == "int8" ? nlohmann::ordered_json(r.int8_block) : nullptr;
   j["threads"] = r.threads;
   j["highway_target"] = r.mode == "reference" ? nullptr : OptText(env.highway_target);
-  j["int8_path"] = r.mode == "int8" ? OptText(env.int8_path) : nullptr;
+  j["kernel"] = OptText(r.kernel);
 }
 
 void AddTimes(const Row& r, nlohmann::ordered_json& j) {
@@ -104,8 +104,7 @@ nlohmann::ordered_json RowToJson(const Row& row, const BenchEnvironment& env) {
 
 std::string RowKernels(const Row& row, const BenchEnvironment& env) {
   if (row.mode == "reference") return "scalar reference";
-  if (row.mode == "int8") return env.highway_target + ", int8 " + env.int8_path;
-  return env.highway_target;
+  return row.kernel + " (" + env.highway_target + ")";
 }
 
 std::unique_ptr<RowWriter> MakeJsonLinesWriter(const BenchEnvironment& env, std::FILE* out) {
