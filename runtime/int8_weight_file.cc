@@ -22,8 +22,6 @@ constexpr char kOutBias[] = "out_proj.bias";
 // Far above any valid value; ValidateConfig then checks each against its own limit.
 constexpr std::size_t kMaxMetaNumber = std::size_t{1} << 30;
 
-std::string Str(std::size_t v) { return std::to_string(v); }
-
 std::string Where(const SafetensorsFile& file) {
   return "int8 weights '" + file.source() + "': ";
 }

@@ -6,12 +6,11 @@
 #include "runtime/exclusive_use.h"
 #include "runtime/kv_cache_state.h"
 #include "runtime/mha_validation.h"
+#include "runtime/text_checks.h"
 #include "simd/attention.h"
 
 namespace edgeattn {
 namespace {
-
-std::string Str(std::size_t v) { return std::to_string(v); }
 
 hwy::AlignedFreeUniquePtr<float[]> ZeroedFloats(std::size_t n) {
   auto p = hwy::AllocateAligned<float>(n);

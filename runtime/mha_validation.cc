@@ -5,10 +5,10 @@
 #include <limits>
 #include <string>
 
+#include "runtime/text_checks.h"
+
 namespace edgeattn {
 namespace {
-
-std::string Str(std::size_t v) { return std::to_string(v); }
 
 void CheckRange(const char* name, std::size_t value, std::size_t lo, std::size_t hi) {
   if (value < lo || value > hi) {

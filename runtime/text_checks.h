@@ -1,5 +1,5 @@
-// Checks and escapes for text that comes from files: header encodings, numbers written as
-// text, and names echoed in error messages.
+// Checks and escapes for text that comes from files (header encodings, numbers written as
+// text, names echoed in error messages) and the pieces of error messages.
 #ifndef EDGEATTN_RUNTIME_TEXT_CHECKS_H_
 #define EDGEATTN_RUNTIME_TEXT_CHECKS_H_
 
@@ -13,6 +13,9 @@ namespace edgeattn {
 // The text with every byte outside printable ASCII (0x20-0x7E) written as \xNN, so that a NUL,
 // an escape sequence or a stray newline in a file cannot garble or hide an error message.
 std::string Printable(const std::string& text);
+
+// A count in error messages.
+inline std::string Str(std::size_t value) { return std::to_string(value); }
 
 // "[2, 3]": a tensor shape in error messages.
 std::string ShapeText(const std::vector<std::size_t>& shape);

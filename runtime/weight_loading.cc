@@ -11,8 +11,6 @@
 namespace edgeattn {
 namespace {
 
-std::string Str(std::size_t v) { return std::to_string(v); }
-
 std::vector<std::string> TensorNames(const SafetensorsFile& file) {
   std::vector<std::string> names;
   for (const auto& entry : file.tensors()) names.push_back(entry.first);

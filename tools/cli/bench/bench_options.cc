@@ -6,13 +6,12 @@
 #include <thread>
 
 #include "runtime/benchmark_case.h"
+#include "runtime/text_checks.h"
 #include "tools/cli/bench/process_memory.h"
 
 namespace edgeattn {
 namespace cli {
 namespace {
-
-std::string Str(std::size_t v) { return std::to_string(v); }
 
 std::vector<std::string> Split(const std::string& text, char separator) {
   std::vector<std::string> parts;
