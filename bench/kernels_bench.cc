@@ -102,31 +102,39 @@ BENCHMARK(BM_GemmI8)
     ->Args({1500, 1152, 384, 64})
     ->Unit(benchmark::kMicrosecond);
 
-// One head of the attention core: L queries against L keys of width dk.
+// One head of the attention core with the best kernel (named in the label): L queries against
+// L keys of width dk, unmasked or causal. FLOPs count Q K^T and P V over the keys each row sees
+// (causal: about half).
 void BM_AttentionHead(benchmark::State& state) {
   const std::size_t l = state.range(0), dk = state.range(1);
+  const bool causal = state.range(2) != 0;
+  const simd::AttentionKernel& kernel = *simd::AttentionKernels(simd::KvType::kF32).front();
   const std::vector<float> q = RandomActivations(l * dk, 1);
   const std::vector<float> k = RandomActivations(l * dk, 2);
   const std::vector<float> v = RandomActivations(l * dk, 3);
-  auto keys = hwy::AllocateAligned<float>(simd::AttentionPackedKeysSize(l, dk));
-  auto values = hwy::AllocateAligned<float>(simd::AttentionPackedValuesSize(l, dk));
-  auto scratch = hwy::AllocateAligned<float>(simd::AttentionScratchSize(dk));
-  simd::PackAttentionKeysValues(k.data(), dk, v.data(), dk, 0, l, dk, keys.get(), values.get());
+  auto keys = hwy::AllocateAligned<std::uint8_t>(kernel.keys_bytes(l, dk));
+  auto values = hwy::AllocateAligned<std::uint8_t>(kernel.values_bytes(l, dk));
+  auto scratch = hwy::AllocateAligned<float>(kernel.scratch_floats(dk));
+  kernel.pack(k.data(), dk, v.data(), dk, 0, l, dk, keys.get(), values.get());
   std::vector<float> out(l * dk);
-  const simd::AttentionHeadArgs args{q.data(), dk, keys.get(), values.get(), l, dk,
-                                     1.0f / std::sqrt(float(dk)), out.data(), dk};
+  simd::AttentionHeadArgs args{q.data(), dk, keys.get(), values.get(), l, dk,
+                               1.0f / std::sqrt(float(dk)), out.data(), dk};
+  args.mask.causal = causal;
   for (auto _ : state) {
-    simd::AttentionHeadF32(args, 0, l, scratch.get());
+    kernel.run(args, 0, l, scratch.get());
     benchmark::DoNotOptimize(out.data());
   }
-  SetFlopCounters(state, 4.0 * l * l * dk);
+  const double pairs = causal ? 0.5 * l * (l + 1) : double(l) * l;
+  SetFlopCounters(state, 4.0 * pairs * dk);
+  state.SetLabel(kernel.name);
 }
 BENCHMARK(BM_AttentionHead)
-    ->ArgNames({"L", "dk"})
-    ->Args({64, 64})     // tiny
-    ->Args({128, 32})    // minilm
-    ->Args({128, 64})    // bert
-    ->Args({1500, 64})   // whisper
+    ->ArgNames({"L", "dk", "causal"})
+    ->Args({64, 64, 0})    // tiny
+    ->Args({128, 32, 0})   // minilm
+    ->Args({128, 64, 0})   // bert
+    ->Args({1500, 64, 0})  // whisper
+    ->ArgsProduct({{128, 512, 1500}, {32, 64, 128}, {0, 1}})
     ->Unit(benchmark::kMicrosecond);
 
 void BM_PeakFma(benchmark::State& state) {

@@ -99,6 +99,7 @@ edgeattn::LoadOptions ToLoadOptions(const edgeattn_load_options* o) {
   r.strict = o->non_strict == 0;
   r.no_bias = o->no_bias != 0;
   r.projection_kernel = BoundedString(o->projection_kernel, "projection_kernel", kMaxKernelName);
+  r.attention_kernel = BoundedString(o->attention_kernel, "attention_kernel", kMaxKernelName);
   return r;
 }
 
@@ -137,6 +138,8 @@ edgeattn_status edgeattn_operator_create(const edgeattn_config* config,
                                                      : config->int8_block,
                              config->num_kv_heads,
                              BoundedString(config->projection_kernel, "projection_kernel",
+                                           kMaxKernelName),
+                             BoundedString(config->attention_kernel, "attention_kernel",
                                            kMaxKernelName)};
     const edgeattn::WeightsView w{{weights->in_proj_weight, weights->in_proj_weight_size},
                                   {weights->in_proj_bias, weights->in_proj_bias_size},
@@ -194,6 +197,10 @@ size_t edgeattn_operator_d_model(const edgeattn_operator* op) {
 
 const char* edgeattn_operator_projection_kernel(const edgeattn_operator* op) {
   return op != nullptr ? op->mha.projection_kernel() : "";
+}
+
+const char* edgeattn_operator_attention_kernel(const edgeattn_operator* op) {
+  return op != nullptr ? op->mha.attention_kernel() : "";
 }
 
 edgeattn_status edgeattn_context_create(size_t threads, edgeattn_context** out) {

@@ -62,8 +62,8 @@ void PackKeysValues(const ForwardPass& pass) {
   ParallelForItems(pass.executor, s.batch * s.kv_heads, [&](std::size_t bg, std::size_t) {
     const std::size_t item = bg / s.kv_heads;
     const std::size_t offset = item * s.lk * kvd + bg % s.kv_heads * dk;
-    simd::PackAttentionKeysValues(b.k + offset, kvd, b.v + offset, kvd, first, p.k_rows.valid(item),
-                                  dk, b.keys + bg * p.keys_size, b.values + bg * p.values_size);
+    pass.call.attention.pack(b.k + offset, kvd, b.v + offset, kvd, first, p.k_rows.valid(item), dk,
+                             b.keys + bg * p.keys_stride, b.values + bg * p.values_stride);
   });
 }
 
@@ -81,8 +81,8 @@ simd::AttentionHeadArgs HeadArgs(const ForwardPass& pass, std::size_t b, std::si
   const std::size_t offset = b * s.lq * s.d_model + bh % s.heads * dk;
   simd::AttentionHeadArgs args{buf.q + offset,
                                s.d_model,
-                               buf.keys + bg * p.keys_size,
-                               buf.values + bg * p.values_size,
+                               buf.keys + bg * p.keys_stride,
+                               buf.values + bg * p.values_stride,
                                first + p.k_rows.valid(b),
                                dk,
                                1.0f / std::sqrt(static_cast<float>(dk)),
@@ -126,7 +126,7 @@ void Attend(const ForwardPass& pass) {
     const std::size_t q_valid = Min(q1, p.q_rows.valid(b));
     const simd::AttentionHeadArgs args = HeadArgs(pass, b, bh);
     if (q0 < q_valid) {
-      simd::AttentionHeadF32(args, q0, q_valid, pass.buffers.scratch + worker * p.scratch_size);
+      pass.call.attention.run(args, q0, q_valid, pass.buffers.scratch + worker * p.scratch_size);
     }
     if (args.weights != nullptr) {
       ZeroWeightsPastLengths(args.weights, args.ldw, q0, q1, q_valid, p.k_rows.valid(b));

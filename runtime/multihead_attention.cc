@@ -48,7 +48,21 @@ const simd::ProjectionKernel& ChooseProjectionKernel(const Config& config) {
               "), got '" + config.projection_kernel + "'");
 }
 
+const simd::AttentionKernel& ChooseAttentionKernel(const Config& config) {
+  const std::vector<const simd::AttentionKernel*> kernels =
+      simd::AttentionKernels(simd::KvType::kF32);
+  if (config.attention_kernel.empty()) return *kernels.front();
+  const simd::AttentionKernel* named =
+      simd::FindAttentionKernel(simd::KvType::kF32, config.attention_kernel.c_str());
+  if (named != nullptr) return *named;
+  std::string names;
+  for (const std::string& name : AttentionKernels()) names += (names.empty() ? "" : ", ") + name;
+  throw Error("Config.attention_kernel: expected one of the attention kernels this CPU runs (" +
+              names + "), got '" + config.attention_kernel + "'");
+}
+
 void MultiheadAttention::Impl::Build(const simd::ProjectionKernel& kernel, const Weights& w) {
+  attention = &ChooseAttentionKernel(config);
   const std::size_t d = config.d_model;
   const std::size_t kvd = KvDim(config);
   const std::size_t block = config.int8_block;
@@ -151,6 +165,16 @@ const char* MultiheadAttention::projection_kernel() const {
   return Live(impl_).projections.q.kernel().name;
 }
 
+const char* MultiheadAttention::attention_kernel() const { return Live(impl_).attention->name; }
+
+std::vector<std::string> AttentionKernels() {
+  std::vector<std::string> names;
+  for (const simd::AttentionKernel* kernel : simd::AttentionKernels(simd::KvType::kF32)) {
+    names.emplace_back(kernel->name);
+  }
+  return names;
+}
+
 std::vector<std::string> ProjectionKernels(Precision precision) {
   const bool int8 = precision == Precision::kInt8;
   std::vector<std::string> names;
@@ -169,8 +193,8 @@ void MultiheadAttention::Forward(Context& context, ConstTensor query, ConstTenso
   const MhaShape shape = ValidateForward(impl.config, query, key, value, out, options, &resolved);
   Context::State& state = *context.state_;
   const ExclusiveUse use(state.busy, kContextBusy);
-  MhaForward(impl.projections, shape, resolved, query.data, key.data, value.data, out.data,
-             nullptr, *state.executor, state.workspace);
+  MhaForward(impl.projections, *impl.attention, shape, resolved, query.data, key.data,
+             value.data, out.data, nullptr, *state.executor, state.workspace);
 }
 
 void MultiheadAttention::Forward(Context& context, ConstTensor x, Tensor out,
@@ -189,15 +213,15 @@ void MultiheadAttention::Decode(Context& context, ConstTensor x, KvCache& cache,
   const Impl& impl = Live(impl_);
   KvCache::State& c = LiveCacheState(cache.state_);
   const ExclusiveUse cache_use(c.busy, kCacheBusy);
-  const MhaShape shape = ValidateDecode(impl.config, x, out, c);
+  const MhaShape shape = ValidateDecode(impl.config, *impl.attention, x, out, c);
   MhaOptions options;
   options.causal = true;
   options.causal_offset = c.length;
   const KvStore store{c.keys.get(), c.values.get(), c.keys_stride, c.values_stride, c.length};
   Context::State& state = *context.state_;
   const ExclusiveUse context_use(state.busy, kContextBusy);
-  MhaForward(impl.projections, shape, options, x.data, x.data, x.data, out.data, &store,
-             *state.executor, state.workspace);
+  MhaForward(impl.projections, *impl.attention, shape, options, x.data, x.data, x.data,
+             out.data, &store, *state.executor, state.workspace);
   c.length += x.length;
 }
 

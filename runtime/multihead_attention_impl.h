@@ -7,6 +7,7 @@
 
 #include "edgeattn/edgeattn.hpp"
 #include "runtime/packed_projection.h"
+#include "simd/attention.h"
 
 namespace edgeattn {
 
@@ -29,8 +30,10 @@ struct MultiheadAttention::Impl {
 
   Config config;
   MhaProjections projections;
+  const simd::AttentionKernel* attention = nullptr;
 
-  // Packs the weights for `kernel`, chosen for config (ChooseProjectionKernel).
+  // Packs the weights for `kernel`, chosen for config (ChooseProjectionKernel), and chooses the
+  // attention kernel.
   void Build(const simd::ProjectionKernel& kernel, const Weights& weights);
   // Packs int8 weights for the int8 kernel config asks for.
   void BuildInt8(const Int8Weights& weights);
@@ -40,6 +43,8 @@ struct MultiheadAttention::Impl {
 // best this CPU runs for config.precision. Throws edgeattn::Error naming the kernels this CPU
 // runs when the name is not one of them.
 const simd::ProjectionKernel& ChooseProjectionKernel(const Config& config);
+// Likewise the attention kernel of config.attention_kernel.
+const simd::AttentionKernel& ChooseAttentionKernel(const Config& config);
 
 }  // namespace edgeattn
 

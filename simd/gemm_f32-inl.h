@@ -13,7 +13,6 @@
 #define EDGEATTN_SIMD_GEMM_F32_INL_H_
 #endif
 
-#include <string>
 #include <vector>
 
 #include "simd/gemm_f32.h"
@@ -47,13 +46,6 @@ HWY_NOINLINE void RunF32Panels(const ProjectionInput& a, size_t row_begin, size_
                 HWY_MIN(kGemmPanelWidth, w.n - col), mode,
                 w.bias != nullptr ? w.bias + col : nullptr, c + row_begin * ldc + col, ldc);
   }
-}
-
-// "f32_<rows>x<vectors>v": the target's tile (tile_f32-inl.h).
-HWY_INLINE const char* F32KernelName() {
-  static const std::string name = "f32_" + std::to_string(MaxTileShape().rows) + "x" +
-                                  std::to_string(MaxTileShape().vecs) + "v";
-  return name.c_str();
 }
 
 HWY_INLINE std::vector<const ProjectionKernel*> ListF32Kernels() {

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include <array>
+#include <string>
 #include <utility>
 
 #include "hwy/highway.h"
@@ -207,6 +208,13 @@ HWY_INLINE void MatMulTiles(const float* HWY_RESTRICT a, size_t lda, size_t rows
                                   c + row * ldc + col, ldc, tile_cols);
     }
   }
+}
+
+// "f32_<rows>x<vectors>v": kernels name themselves after the tile they run.
+HWY_INLINE const char* F32KernelName() {
+  static const std::string name = "f32_" + std::to_string(MaxTileShape().rows) + "x" +
+                                  std::to_string(MaxTileShape().vecs) + "v";
+  return name.c_str();
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

@@ -35,8 +35,10 @@ typedef struct edgeattn_config {
   int precision; /* an edgeattn_precision; int, so that any value a caller passes is checked */
   size_t int8_block; /* values per activation scale in int8 mode; 0: the default (64) */
   size_t num_kv_heads; /* grouped-query attention: a divisor of num_heads; 0: num_heads */
-  /* The projection kernel by name (`edgeattn info` lists this CPU's); NULL or "": the best. */
+  /* The projection and attention kernels by name (`edgeattn info` lists this CPU's); NULL or
+   * "": the best. */
   const char* projection_kernel;
+  const char* attention_kernel;
 } edgeattn_config;
 
 /* Sizes are element counts, checked against d_model. A NULL bias means no bias. The input
@@ -78,6 +80,7 @@ typedef struct edgeattn_load_options {
                          1: unknown tensors are ignored, missing biases are zeros. */
   int no_bias;        /* 1: bias=False, the layer has no biases (strict: none may be present) */
   const char* projection_kernel; /* as in edgeattn_config */
+  const char* attention_kernel;
 } edgeattn_load_options;
 
 typedef enum edgeattn_attention_weights {
@@ -135,8 +138,10 @@ EDGEATTN_C_API edgeattn_status edgeattn_operator_load_memory(const void* data, s
                                                              edgeattn_operator** out);
 EDGEATTN_C_API void edgeattn_operator_destroy(edgeattn_operator* op);
 EDGEATTN_C_API size_t edgeattn_operator_d_model(const edgeattn_operator* op);
-/* The projection kernel the operator runs, e.g. "qd8_qc8w_vnni_4x4v" ("" for NULL). */
+/* The kernels the operator runs, e.g. "qd8_qc8w_vnni_4x4v" ("" for NULL): static strings that
+ * stay valid after the operator is destroyed. */
 EDGEATTN_C_API const char* edgeattn_operator_projection_kernel(const edgeattn_operator* op);
+EDGEATTN_C_API const char* edgeattn_operator_attention_kernel(const edgeattn_operator* op);
 
 /* threads = 0: one per hardware thread. One context per calling thread. */
 EDGEATTN_C_API edgeattn_status edgeattn_context_create(size_t threads, edgeattn_context** out);

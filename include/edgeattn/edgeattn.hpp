@@ -63,6 +63,9 @@ struct Config {
   // The projection kernel, by name (e.g. "qd8_qc8w_i16"); empty: the best this CPU runs for the
   // precision. `edgeattn info` lists the kernels of this CPU; one it cannot run is an error.
   std::string projection_kernel = "";
+  // The attention-core kernel, by name (e.g. "f32kv_f32_6x4v"); empty: the best this CPU runs.
+  // It also sets how a KvCache made for the operator stores keys and values.
+  std::string attention_kernel = "";
 };
 
 // An array and its element count (checked against the shape it must have).
@@ -164,13 +167,18 @@ struct LoadOptions {
   // bias=False: the layer has no biases. Strict, any bias tensor in the file is an error;
   // non-strict, the file's biases are ignored.
   bool no_bias = false;
-  // As Config::projection_kernel: a kernel by name, or empty for the best this CPU runs.
+  // As Config::projection_kernel and Config::attention_kernel: kernels by name, or empty for
+  // the best this CPU runs.
   std::string projection_kernel = "";
+  std::string attention_kernel = "";
 };
 
 // The projection kernels this CPU runs for `precision`, best first: the names
 // Config::projection_kernel accepts.
 EDGEATTN_API std::vector<std::string> ProjectionKernels(Precision precision);
+// The attention-core kernels this CPU runs, best first: the names Config::attention_kernel
+// accepts.
+EDGEATTN_API std::vector<std::string> AttentionKernels();
 
 class MultiheadAttention;
 class SafetensorsFile;
@@ -263,6 +271,8 @@ class EDGEATTN_API MultiheadAttention {
   const Config& config() const;
   // The projection kernel chosen when the operator was built (see Config::projection_kernel).
   const char* projection_kernel() const;
+  // The attention-core kernel chosen when the operator was built (Config::attention_kernel).
+  const char* attention_kernel() const;
 
   // Cross-attention: query [B, Lq, d], key and value [B, Lk, d] -> out [B, Lq, d].
   // Buffers may alias: query, key and value may be the same or overlapping memory (the result

@@ -256,7 +256,13 @@ int main(void) {
     edgeattn_operator_destroy(forced);
     forced = NULL;
     check(edgeattn_operator_create(&named, &weights, &forced) == EDGEATTN_OK, "forced kernel");
+    check(strncmp(edgeattn_operator_attention_kernel(forced), "f32kv_", 6) == 0,
+          "attention kernel name");
     edgeattn_operator_destroy(forced);
+    named.attention_kernel = "no_such_kernel";
+    check_error(edgeattn_operator_create(&named, &weights, &bad), "attention kernels",
+                "unknown attention kernel");
+    named.attention_kernel = NULL;
     named.projection_kernel = "no_such_kernel";
     check_error(edgeattn_operator_create(&named, &weights, &bad), "kernels this CPU runs",
                 "unknown kernel");

@@ -380,6 +380,7 @@ TEST(CliTest, BenchJsonLines) {
   EXPECT_TRUE(lines[0]["kernel"].is_null());  // the reference
   EXPECT_EQ(lines[1]["kernel"], ProjectionKernels(Precision::kFp32).front());
   EXPECT_EQ(lines[3]["kernel"], ProjectionKernels(Precision::kInt8).front());
+  EXPECT_EQ(lines[3]["attention_kernel"], AttentionKernels().front());
   EXPECT_EQ(lines[3]["int8_block"], 64);
   EXPECT_GT(lines[1]["workspace_bytes"].get<double>(), 0.0);
   EXPECT_GT(lines[1]["peak_rss_bytes"].get<double>(), 0.0);

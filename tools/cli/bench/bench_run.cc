@@ -68,6 +68,7 @@ Row MeasureRow(const GroupRun& run, const BenchMode& mode, std::size_t threads,
   config.projection_kernel = mode.kernel;
   const MultiheadAttention mha(config, run.model.view());
   row.kernel = mha.projection_kernel();
+  row.attention_kernel = mha.attention_kernel();
   Context context(threads);
   row.threads = context.threads();
   const std::string label =

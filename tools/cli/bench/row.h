@@ -27,7 +27,8 @@ struct Accuracy {
 struct Row {
   BenchGroup group;
   std::string mode;         // "fp32", "int8" or "reference"
-  std::string kernel;       // the projection kernel ("" for the reference)
+  std::string kernel;            // the projection kernel ("" for the reference)
+  std::string attention_kernel;  // the attention-core kernel ("" for the reference)
   std::size_t threads = 1;  // as the context runs them (0 asked = every hardware thread)
   std::size_t int8_block = 0;
   std::optional<Statistics> stats;  // none for a skipped reference

@@ -34,6 +34,7 @@ void AddWhat(const Row& r, const BenchEnvironment& env, nlohmann::ordered_json& 
   j["threads"] = r.threads;
   j["highway_target"] = r.mode == "reference" ? nullptr : OptText(env.highway_target);
   j["kernel"] = OptText(r.kernel);
+  j["attention_kernel"] = OptText(r.attention_kernel);
 }
 
 void AddTimes(const Row& r, nlohmann::ordered_json& j) {
@@ -104,7 +105,7 @@ nlohmann::ordered_json RowToJson(const Row& row, const BenchEnvironment& env) {
 
 std::string RowKernels(const Row& row, const BenchEnvironment& env) {
   if (row.mode == "reference") return "scalar reference";
-  return row.kernel + " (" + env.highway_target + ")";
+  return row.kernel + " + " + row.attention_kernel + " (" + env.highway_target + ")";
 }
 
 std::unique_ptr<RowWriter> MakeJsonLinesWriter(const BenchEnvironment& env, std::FILE* out) {

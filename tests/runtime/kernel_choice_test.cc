@@ -1,6 +1,7 @@
-// The operator with every projection kernel this CPU runs, forced by name: the same outputs bit
-// for bit (every kernel of a precision performs the same arithmetic per element), int8 files
-// that do not depend on the kernel that wrote or reads them, and named errors.
+// The operator with every projection and attention kernel this CPU runs, forced by name: the
+// same outputs bit for bit (every kernel of a precision performs the same arithmetic per
+// element), int8 files that do not depend on the kernel that wrote or reads them, and named
+// errors.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -65,6 +66,30 @@ TEST(ProjectionKernelTest, Int8FilesDoNotDependOnTheKernel) {
     }
   }
   std::remove(path.c_str());
+}
+
+TEST(AttentionKernelTest, EveryFp32KernelGivesTheSameOutputs) {
+  const GqaModel model(96, 3, 3, 36);
+  const std::vector<float> x = testing_support::RandomNormal(70 * 96, 37);
+  const MultiheadAttention best(model.config, model.view());
+  const std::vector<std::string> kernels = AttentionKernels();
+  ASSERT_FALSE(kernels.empty());
+  EXPECT_EQ(best.attention_kernel(), kernels.front());
+  for (const std::string& name : kernels) {
+    Config config = model.config;
+    config.attention_kernel = name;
+    const MultiheadAttention forced(config, model.view());
+    EXPECT_EQ(forced.attention_kernel(), name);
+    EXPECT_EQ(Forward1(forced, x, 70), Forward1(best, x, 70)) << name;
+    KvCache cache(forced, 70);  // the cache takes the operator's kernel's layout
+    std::vector<float> y(x.size());
+    Context context(1);
+    forced.Decode(context, {x.data(), 1, 70, 96}, cache, {y.data(), 1, 70, 96});
+  }
+  Config config = model.config;
+  config.attention_kernel = "f32kv_typo";
+  ExpectError([&] { MultiheadAttention(config, model.view()); },
+              {"Config.attention_kernel", kernels.front().c_str(), "got 'f32kv_typo'"});
 }
 
 TEST(ProjectionKernelTest, UnknownKernelNamesTheAvailableOnes) {
