@@ -103,7 +103,7 @@ void Decode(benchmark::State& state, Precision precision) {
     mha.Decode(context, {x.data() + cached * d, 1, 1, d}, cache, {y.data(), 1, 1, d});
     benchmark::DoNotOptimize(y.data());
   }
-  state.counters["GFLOP/s"] = benchmark::Counter(DecodeFlops(cached, d) * 1e-9,
+  state.counters["GFLOP/s"] = benchmark::Counter(DecodeFlops(1, 1, cached, d) * 1e-9,
                                                  benchmark::Counter::kIsIterationInvariantRate);
 }
 void BM_DecodeF32(benchmark::State& state) { Decode(state, Precision::kFp32); }

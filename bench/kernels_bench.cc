@@ -11,6 +11,7 @@
 #include "simd/attention.h"
 #include "simd/gemm_f32.h"
 #include "simd/gemm_i8.h"
+#include "simd/projection_kernel.h"
 #include "simd/quantize.h"
 
 namespace edgeattn {
@@ -24,21 +25,24 @@ void SetFlopCounters(benchmark::State& state, double flops_per_iteration) {
       benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// C [m x n] = A [m x k] W^T + b, W packed once.
+// C [m x n] = A [m x k] W^T + b, W packed once, with the best fp32 kernel (named in the label).
 void BM_GemmF32(benchmark::State& state) {
   const std::size_t m = state.range(0), n = state.range(1), k = state.range(2);
+  const simd::ProjectionKernel& kernel = *simd::ProjectionKernels(simd::WeightType::kF32).front();
   const std::vector<float> a = RandomActivations(m * k, 1);
   const std::vector<float> w = RandomActivations(n * k, 2);
-  const std::vector<float> bias(simd::GemmPanelCount(n) * simd::kGemmPanelWidth, 0.5f);
-  auto packed = hwy::AllocateAligned<float>(simd::PackedGemmWeightsSize(n, k));
-  simd::PackGemmWeights(w.data(), k, n, k, packed.get());
+  const std::size_t panels = (n + kernel.panel_width - 1) / kernel.panel_width;
+  const std::vector<float> bias(panels * kernel.panel_width, 0.5f);
+  auto packed = hwy::AllocateAligned<std::uint8_t>(kernel.packed_bytes(n, k, 0));
+  kernel.pack(w.data(), n, k, 0, packed.get());
   std::vector<float> c(m * n);
-  const simd::GemmWeightsView view{packed.get(), bias.data(), n, k};
+  const simd::PackedProjectionView view{packed.get(), nullptr, bias.data(), n, k, 0};
   for (auto _ : state) {
-    simd::GemmF32(a.data(), k, 0, m, view, 0, simd::GemmPanelCount(n), c.data(), n);
+    kernel.run({a.data(), k, {}}, 0, m, view, 0, panels, c.data(), n);
     benchmark::DoNotOptimize(c.data());
   }
   SetFlopCounters(state, 2.0 * m * n * k);
+  state.SetLabel(kernel.name);
 }
 // The projections of each contract shape: fused Q/K/V width (3d) and the output width (d).
 BENCHMARK(BM_GemmF32)
@@ -98,31 +102,39 @@ BENCHMARK(BM_GemmI8)
     ->Args({1500, 1152, 384, 64})
     ->Unit(benchmark::kMicrosecond);
 
-// One head of the attention core: L queries against L keys of width dk.
+// One head of the attention core with the best kernel (named in the label): L queries against
+// L keys of width dk, unmasked or causal. FLOPs count Q K^T and P V over the keys each row sees
+// (causal: about half).
 void BM_AttentionHead(benchmark::State& state) {
   const std::size_t l = state.range(0), dk = state.range(1);
+  const bool causal = state.range(2) != 0;
+  const simd::AttentionKernel& kernel = *simd::AttentionKernels(simd::KvType::kF32).front();
   const std::vector<float> q = RandomActivations(l * dk, 1);
   const std::vector<float> k = RandomActivations(l * dk, 2);
   const std::vector<float> v = RandomActivations(l * dk, 3);
-  auto keys = hwy::AllocateAligned<float>(simd::AttentionPackedKeysSize(l, dk));
-  auto values = hwy::AllocateAligned<float>(simd::AttentionPackedValuesSize(l, dk));
-  auto scratch = hwy::AllocateAligned<float>(simd::AttentionScratchSize(dk));
-  simd::PackAttentionKeysValues(k.data(), dk, v.data(), dk, 0, l, dk, keys.get(), values.get());
+  auto keys = hwy::AllocateAligned<std::uint8_t>(kernel.keys_bytes(l, dk));
+  auto values = hwy::AllocateAligned<std::uint8_t>(kernel.values_bytes(l, dk));
+  auto scratch = hwy::AllocateAligned<float>(kernel.scratch_floats(dk));
+  kernel.pack(k.data(), dk, v.data(), dk, 0, l, dk, keys.get(), values.get());
   std::vector<float> out(l * dk);
-  const simd::AttentionHeadArgs args{q.data(), dk, keys.get(), values.get(), l, dk,
-                                     1.0f / std::sqrt(float(dk)), out.data(), dk};
+  simd::AttentionHeadArgs args{q.data(), dk, keys.get(), values.get(), l, dk,
+                               1.0f / std::sqrt(float(dk)), out.data(), dk};
+  args.mask.causal = causal;
   for (auto _ : state) {
-    simd::AttentionHeadF32(args, 0, l, scratch.get());
+    kernel.run(args, 0, l, scratch.get());
     benchmark::DoNotOptimize(out.data());
   }
-  SetFlopCounters(state, 4.0 * l * l * dk);
+  const double pairs = causal ? 0.5 * l * (l + 1) : double(l) * l;
+  SetFlopCounters(state, 4.0 * pairs * dk);
+  state.SetLabel(kernel.name);
 }
 BENCHMARK(BM_AttentionHead)
-    ->ArgNames({"L", "dk"})
-    ->Args({64, 64})     // tiny
-    ->Args({128, 32})    // minilm
-    ->Args({128, 64})    // bert
-    ->Args({1500, 64})   // whisper
+    ->ArgNames({"L", "dk", "causal"})
+    ->Args({64, 64, 0})    // tiny
+    ->Args({128, 32, 0})   // minilm
+    ->Args({128, 64, 0})   // bert
+    ->Args({1500, 64, 0})  // whisper
+    ->ArgsProduct({{128, 512, 1500}, {32, 64, 128}, {0, 1}})
     ->Unit(benchmark::kMicrosecond);
 
 void BM_PeakFma(benchmark::State& state) {

@@ -9,6 +9,8 @@ install(TARGETS edgeattn EXPORT edgeattnTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/edgeattn
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${PROJECT_BINARY_DIR}/include/edgeattn/version.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/edgeattn)
 set(EDGEATTN_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/edgeattn)
 install(EXPORT edgeattnTargets NAMESPACE edgeattn:: DESTINATION ${EDGEATTN_CMAKE_DIR})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/edgeattnConfig.cmake.in

@@ -3,6 +3,7 @@
 
 #include <exception>
 #include <new>
+#include <cstring>
 #include <string>
 
 #include "edgeattn/edgeattn.hpp"
@@ -72,6 +73,36 @@ edgeattn::AttentionWeights ToWeightsMode(int mode) {
   }
 }
 
+// A caller's C string, read no further than max_length bytes: one without a NUL by then is an
+// error rather than a read past its buffer. NULL is "".
+std::string BoundedString(const char* s, const char* name, std::size_t max_length) {
+  if (s == nullptr) return "";
+  const std::size_t length = strnlen(s, max_length + 1);
+  if (length > max_length) {
+    throw edgeattn::Error(std::string(name) + ": expected a NUL-terminated string of at most " +
+                          std::to_string(max_length) + " bytes, got a longer one");
+  }
+  return std::string(s, length);
+}
+
+// Names of kernels are short; prefixes are tensor-name prefixes.
+constexpr std::size_t kMaxKernelName = 64;
+constexpr std::size_t kMaxPrefix = 4096;
+
+edgeattn::LoadOptions ToLoadOptions(const edgeattn_load_options* o) {
+  edgeattn::LoadOptions r;
+  if (o == nullptr) return r;
+  r.num_heads = o->num_heads;
+  r.precision = ToPrecision(o->precision);
+  if (o->int8_block != 0) r.int8_block = o->int8_block;
+  r.prefix = BoundedString(o->prefix, "prefix", kMaxPrefix);
+  r.strict = o->non_strict == 0;
+  r.no_bias = o->no_bias != 0;
+  r.projection_kernel = BoundedString(o->projection_kernel, "projection_kernel", kMaxKernelName);
+  r.attention_kernel = BoundedString(o->attention_kernel, "attention_kernel", kMaxKernelName);
+  return r;
+}
+
 // Lengths arrays carry no size in C: they hold one value per batch item.
 edgeattn::ForwardOptions ToOptions(const edgeattn_forward_options* o, std::size_t batch) {
   edgeattn::ForwardOptions r;
@@ -90,6 +121,8 @@ edgeattn::ForwardOptions ToOptions(const edgeattn_forward_options* o, std::size_
 
 extern "C" {
 
+const char* edgeattn_version(void) { return edgeattn::Version(); }
+
 const char* edgeattn_last_error(void) { return last_error.c_str(); }
 
 edgeattn_status edgeattn_operator_create(const edgeattn_config* config,
@@ -103,7 +136,11 @@ edgeattn_status edgeattn_operator_create(const edgeattn_config* config,
     const edgeattn::Config c{config->d_model, config->num_heads, ToPrecision(config->precision),
                              config->int8_block == 0 ? edgeattn::kDefaultInt8Block
                                                      : config->int8_block,
-                             config->num_kv_heads};
+                             config->num_kv_heads,
+                             BoundedString(config->projection_kernel, "projection_kernel",
+                                           kMaxKernelName),
+                             BoundedString(config->attention_kernel, "attention_kernel",
+                                           kMaxKernelName)};
     const edgeattn::WeightsView w{{weights->in_proj_weight, weights->in_proj_weight_size},
                                   {weights->in_proj_bias, weights->in_proj_bias_size},
                                   {weights->out_proj_weight, weights->out_proj_weight_size},
@@ -129,10 +166,41 @@ edgeattn_status edgeattn_operator_load(const char* path, size_t num_heads, int p
   });
 }
 
+edgeattn_status edgeattn_operator_load_ex(const char* path, const edgeattn_load_options* options,
+                                          edgeattn_operator** out) {
+  return Guard([&] {
+    RequireNonNull(out, "out");
+    *out = nullptr;
+    RequireNonNull(path, "path");
+    *out = new edgeattn_operator{
+        edgeattn::MultiheadAttention::Load(path, ToLoadOptions(options))};
+  });
+}
+
+edgeattn_status edgeattn_operator_load_memory(const void* data, size_t size,
+                                              const edgeattn_load_options* options,
+                                              edgeattn_operator** out) {
+  return Guard([&] {
+    RequireNonNull(out, "out");
+    *out = nullptr;
+    RequireNonNull(data, "data");
+    *out = new edgeattn_operator{
+        edgeattn::MultiheadAttention::LoadFromMemory(data, size, ToLoadOptions(options))};
+  });
+}
+
 void edgeattn_operator_destroy(edgeattn_operator* op) { delete op; }
 
 size_t edgeattn_operator_d_model(const edgeattn_operator* op) {
   return op != nullptr ? op->mha.config().d_model : 0;
+}
+
+const char* edgeattn_operator_projection_kernel(const edgeattn_operator* op) {
+  return op != nullptr ? op->mha.projection_kernel() : "";
+}
+
+const char* edgeattn_operator_attention_kernel(const edgeattn_operator* op) {
+  return op != nullptr ? op->mha.attention_kernel() : "";
 }
 
 edgeattn_status edgeattn_context_create(size_t threads, edgeattn_context** out) {

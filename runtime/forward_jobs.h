@@ -10,9 +10,8 @@
 
 #include "edgeattn/executor.hpp"
 #include "runtime/parallel_for_items.h"
-#include "runtime/projection_weights.h"
-#include "simd/gemm_f32.h"
-#include "simd/gemm_i8.h"
+#include "runtime/packed_projection.h"
+#include "simd/projection_kernel.h"
 #include "simd/quantize.h"
 
 namespace edgeattn {
@@ -64,37 +63,27 @@ struct QuantizedRows {
   }
 };
 
-// One projection C = A W^T + b over the valid rows, as items of one row chunk x one panel.
-// With zero_padding, the padding rows of C are set to zero.
+// One projection C = A W^T + b over the valid rows, as items of one row chunk x one panel of
+// the projection's kernel. With zero_padding, the padding rows of C are set to zero.
 struct GemmJob {
-  const float* a;           // fp32 input rows (fp32 mode), row stride lda
-  QuantizedRows a8;         // quantized input rows (int8 mode)
+  simd::ProjectionInput a;  // the rows the kernel reads (float or quantized)
   BatchRows rows;
   const PackedProjection* w;
-  const PackedProjectionI8* w8;  // non-null in int8 mode
   float* c;
-  std::size_t lda;
   std::size_t ldc;
   bool zero_padding;
 
-  std::size_t n() const { return w8 != nullptr ? w8->n() : w->n(); }
-  std::size_t panels() const {
-    return w8 != nullptr ? simd::GemmI8PanelCount(n()) : simd::GemmPanelCount(n());
-  }
-  std::size_t items() const { return rows.chunks() * panels(); }
+  std::size_t items() const { return rows.chunks() * w->panels(); }
   void Run(std::size_t item) const {
-    const BatchRows::Range r = rows.chunk(item / panels());
-    const std::size_t panel = item % panels();
+    const BatchRows::Range r = rows.chunk(item / w->panels());
+    const std::size_t panel = item % w->panels();
     if (r.begin < r.valid_end) {
-      if (w8 != nullptr) {
-        simd::GemmI8(a8.view(), r.begin, r.valid_end, w8->view(), panel, panel + 1, c, ldc);
-      } else {
-        simd::GemmF32(a, lda, r.begin, r.valid_end, w->view(), panel, panel + 1, c, ldc);
-      }
+      w->kernel().run(a, r.begin, r.valid_end, w->view(), panel, panel + 1, c, ldc);
     }
     if (zero_padding) {
-      const std::size_t col0 = panel * simd::kGemmPanelWidth;
-      const std::size_t cols = Min(simd::kGemmPanelWidth, n() - col0);
+      const std::size_t width = w->kernel().panel_width;
+      const std::size_t col0 = panel * width;
+      const std::size_t cols = Min(width, w->n() - col0);
       for (std::size_t row = r.valid_end; row < r.end; ++row) {
         std::memset(c + row * ldc + col0, 0, cols * sizeof(float));
       }

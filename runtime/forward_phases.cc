@@ -21,6 +21,18 @@ void QuantizeInputs(const ForwardPass& pass) {
   RunJobs(pass.executor, inputs);
 }
 
+namespace {
+
+// What a projection kernel reads of activation rows x (row stride d): the rows themselves, or
+// their quantized form when the plan quantizes.
+simd::ProjectionInput Input(const ForwardPlan& plan, const float* x, std::size_t d,
+                            const QuantizedRows& quantized) {
+  if (plan.quantize) return {nullptr, 0, quantized.view()};
+  return {x, d, {}};
+}
+
+}  // namespace
+
 void ProjectInputs(const ForwardPass& pass) {
   const ForwardPlan& p = pass.plan;
   const ForwardBuffers& b = pass.buffers;
@@ -28,17 +40,10 @@ void ProjectInputs(const ForwardPass& pass) {
   const MhaProjections& w = c.weights;
   const std::size_t d = c.shape.d_model;
   const std::size_t kvd = c.shape.kv_dim();
-  if (p.quantize) {
-    const GemmJob projections[] = {{nullptr, b.xq8, p.q_rows, nullptr, &w.q8, b.q, d, d, false},
-                                   {nullptr, b.xk8, p.k_rows, nullptr, &w.k8, b.k, d, kvd, false},
-                                   {nullptr, b.xv8, p.k_rows, nullptr, &w.v8, b.v, d, kvd, false}};
-    RunJobs(pass.executor, projections);
-  } else {
-    const GemmJob projections[] = {{c.xq, {}, p.q_rows, &w.q, nullptr, b.q, d, d, false},
-                                   {c.xk, {}, p.k_rows, &w.k, nullptr, b.k, d, kvd, false},
-                                   {c.xv, {}, p.k_rows, &w.v, nullptr, b.v, d, kvd, false}};
-    RunJobs(pass.executor, projections);
-  }
+  const GemmJob projections[] = {{Input(p, c.xq, d, b.xq8), p.q_rows, &w.q, b.q, d, false},
+                                 {Input(p, c.xk, d, b.xk8), p.k_rows, &w.k, b.k, kvd, false},
+                                 {Input(p, c.xv, d, b.xv8), p.k_rows, &w.v, b.v, kvd, false}};
+  RunJobs(pass.executor, projections);
 }
 
 void PackKeysValues(const ForwardPass& pass) {
@@ -57,8 +62,8 @@ void PackKeysValues(const ForwardPass& pass) {
   ParallelForItems(pass.executor, s.batch * s.kv_heads, [&](std::size_t bg, std::size_t) {
     const std::size_t item = bg / s.kv_heads;
     const std::size_t offset = item * s.lk * kvd + bg % s.kv_heads * dk;
-    simd::PackAttentionKeysValues(b.k + offset, kvd, b.v + offset, kvd, first, p.k_rows.valid(item),
-                                  dk, b.keys + bg * p.keys_size, b.values + bg * p.values_size);
+    pass.call.attention.pack(b.k + offset, kvd, b.v + offset, kvd, first, p.k_rows.valid(item), dk,
+                             b.keys + bg * p.keys_stride, b.values + bg * p.values_stride);
   });
 }
 
@@ -76,8 +81,8 @@ simd::AttentionHeadArgs HeadArgs(const ForwardPass& pass, std::size_t b, std::si
   const std::size_t offset = b * s.lq * s.d_model + bh % s.heads * dk;
   simd::AttentionHeadArgs args{buf.q + offset,
                                s.d_model,
-                               buf.keys + bg * p.keys_size,
-                               buf.values + bg * p.values_size,
+                               buf.keys + bg * p.keys_stride,
+                               buf.values + bg * p.values_stride,
                                first + p.k_rows.valid(b),
                                dk,
                                1.0f / std::sqrt(static_cast<float>(dk)),
@@ -121,7 +126,7 @@ void Attend(const ForwardPass& pass) {
     const std::size_t q_valid = Min(q1, p.q_rows.valid(b));
     const simd::AttentionHeadArgs args = HeadArgs(pass, b, bh);
     if (q0 < q_valid) {
-      simd::AttentionHeadF32(args, q0, q_valid, pass.buffers.scratch + worker * p.scratch_size);
+      pass.call.attention.run(args, q0, q_valid, pass.buffers.scratch + worker * p.scratch_size);
     }
     if (args.weights != nullptr) {
       ZeroWeightsPastLengths(args.weights, args.ldw, q0, q1, q_valid, p.k_rows.valid(b));
@@ -157,17 +162,14 @@ void ProjectOutput(const ForwardPass& pass) {
   const ForwardBuffers& b = pass.buffers;
   const ForwardCall& c = pass.call;
   const std::size_t d = c.shape.d_model;
-  const bool padded = c.options.query_lengths != nullptr;
   if (p.quantize) {
     const QuantizeJob heads[] = {{b.concat, p.q_rows, b.concat8, d, p.block}};
     RunJobs(pass.executor, heads);
-    const GemmJob output[] = {
-        {nullptr, b.concat8, p.q_rows, nullptr, &c.weights.out8, c.y, d, d, padded}};
-    RunJobs(pass.executor, output);
-  } else {
-    const GemmJob output[] = {{b.concat, {}, p.q_rows, &c.weights.out, nullptr, c.y, d, d, padded}};
-    RunJobs(pass.executor, output);
   }
+  const bool padded = c.options.query_lengths != nullptr;
+  const GemmJob output[] = {
+      {Input(p, b.concat, d, b.concat8), p.q_rows, &c.weights.out, c.y, d, padded}};
+  RunJobs(pass.executor, output);
 }
 
 }  // namespace edgeattn

@@ -35,6 +35,10 @@ ForwardPlan::QuantizedAt AddQuantized(WorkspaceLayout& layout, std::size_t rows,
 
 }  // namespace
 
+std::size_t PackedHeadStride(std::size_t bytes) {
+  return DivCeil(bytes, kPackedHeadAlignment) * kPackedHeadAlignment;
+}
+
 ForwardPlan PlanForward(const ForwardCall& call, std::size_t workers) {
   const MhaShape& s = call.shape;
   const MhaOptions& o = call.options;
@@ -45,16 +49,17 @@ ForwardPlan PlanForward(const ForwardCall& call, std::size_t workers) {
   ForwardPlan p;
   p.q_rows = {s.batch, s.lq, o.query_lengths};
   p.k_rows = {s.batch, s.lk, o.key_lengths};
-  p.quantize = call.weights.int8;
-  p.block = p.quantize ? call.weights.q8.view().block : 0;
+  p.quantize = call.weights.q.kernel().activations == simd::ActivationType::kQd8;
+  p.block = call.weights.q.view().block;
   p.k_is_q = SameRows(call.xq, p.q_rows, call.xk, p.k_rows);
   p.v_is_q = SameRows(call.xq, p.q_rows, call.xv, p.k_rows);
   p.v_is_k = call.xv == call.xk;  // key and value always have the same shape and lengths
-  p.keys_size =
-      call.cache != nullptr ? call.cache->keys_stride : simd::AttentionPackedKeysSize(s.lk, dk);
-  p.values_size =
-      call.cache != nullptr ? call.cache->values_stride : simd::AttentionPackedValuesSize(s.lk, dk);
-  p.scratch_size = simd::AttentionScratchSize(dk);
+  p.keys_stride = call.cache != nullptr ? call.cache->keys_stride
+                                        : PackedHeadStride(call.attention.keys_bytes(s.lk, dk));
+  p.values_stride = call.cache != nullptr
+                        ? call.cache->values_stride
+                        : PackedHeadStride(call.attention.values_bytes(s.lk, dk));
+  p.scratch_size = call.attention.scratch_floats(dk);
   p.head_weights_size = s.lq * s.lk;
   p.query_chunks = DivCeil(s.lq, kQueryChunk);
 
@@ -64,8 +69,9 @@ ForwardPlan PlanForward(const ForwardCall& call, std::size_t workers) {
   p.at.k = layout.Add(rows_k * s.kv_dim());
   p.at.v = layout.Add(rows_k * s.kv_dim());
   p.at.concat = layout.Add(rows_q * s.d_model);
-  p.at.keys = layout.Add(call.cache != nullptr ? 0 : kv_count * p.keys_size);
-  p.at.values = layout.Add(call.cache != nullptr ? 0 : kv_count * p.values_size);
+  p.at.keys = layout.Add(call.cache != nullptr ? 0 : kv_count * p.keys_stride / sizeof(float));
+  p.at.values =
+      layout.Add(call.cache != nullptr ? 0 : kv_count * p.values_stride / sizeof(float));
   p.at.scratch = layout.Add(workers * p.scratch_size);
   p.at.key_bias = layout.Add(o.key_padding != nullptr ? rows_k : 0);
   p.at.head_weights = layout.Add(averaged ? s.batch * s.heads * p.head_weights_size : 0);
@@ -93,8 +99,11 @@ ForwardBuffers PlaceBuffers(const ForwardPlan& plan, const ForwardCall& call, fl
   b.k = base + plan.at.k;
   b.v = base + plan.at.v;
   b.concat = base + plan.at.concat;
-  b.keys = call.cache != nullptr ? call.cache->keys : base + plan.at.keys;
-  b.values = call.cache != nullptr ? call.cache->values : base + plan.at.values;
+  const auto bytes = [&](std::size_t at) { return reinterpret_cast<std::uint8_t*>(base + at); };
+  b.keys = call.cache != nullptr ? static_cast<std::uint8_t*>(call.cache->keys)
+                                 : bytes(plan.at.keys);
+  b.values = call.cache != nullptr ? static_cast<std::uint8_t*>(call.cache->values)
+                                   : bytes(plan.at.values);
   b.scratch = base + plan.at.scratch;
   b.key_bias = base + plan.at.key_bias;
   b.head_weights = averaged ? base + plan.at.head_weights : call.options.weights;

@@ -5,6 +5,7 @@
 #define EDGEATTN_RUNTIME_FORWARD_PLAN_H_
 
 #include <cstddef>
+#include <cstdint>
 
 #include "runtime/forward_jobs.h"
 #include "runtime/mha_forward.h"
@@ -14,6 +15,7 @@ namespace edgeattn {
 // The arguments of MhaForward, validated.
 struct ForwardCall {
   const MhaProjections& weights;
+  const simd::AttentionKernel& attention;
   const MhaShape& shape;
   const MhaOptions& options;
   const float* xq;
@@ -23,8 +25,8 @@ struct ForwardCall {
   const KvStore* cache;  // null: keys and values live in the workspace
 };
 
-// Query rows per attention work item: a multiple of the core's row block, large enough that an
-// item amortises streaming its head's packed keys and values.
+// Query rows per attention work item: large enough that an item amortises streaming its head's
+// packed keys and values, small enough that 2-8 workers get balanced shares of short sequences.
 inline constexpr std::size_t kQueryChunk = 64;
 
 struct ForwardPlan {
@@ -32,7 +34,7 @@ struct ForwardPlan {
   bool quantize;                       // the projections read int8 rows
   std::size_t block;                   // values per activation scale (quantize)
   bool k_is_q, v_is_q, v_is_k;         // inputs that are the same rows share quantized rows
-  std::size_t keys_size, values_size;  // floats per (batch item, key/value head)
+  std::size_t keys_stride, values_stride;  // bytes per (batch item, key/value head)
   std::size_t scratch_size;            // floats of attention scratch per worker
   std::size_t head_weights_size;       // floats of one head's attention weights [Lq, Lk]
   std::size_t query_chunks;            // attention items per (batch item, head)
@@ -51,9 +53,15 @@ struct ForwardPlan {
 
 ForwardPlan PlanForward(const ForwardCall& call, std::size_t workers);
 
+// Each (batch item, key/value head)'s packed keys and values start on a cache line, in the
+// workspace and in a KvCache alike.
+inline constexpr std::size_t kPackedHeadAlignment = 64;
+std::size_t PackedHeadStride(std::size_t bytes);
+
 // The plan's buffers in one workspace reservation (keys and values in the cache, if any).
 struct ForwardBuffers {
-  float *q, *k, *v, *concat, *keys, *values, *scratch, *key_bias;
+  float *q, *k, *v, *concat, *scratch, *key_bias;
+  std::uint8_t *keys, *values;  // in the attention kernel's layout
   float* head_weights;  // per-head weights: the caller's buffer, or the workspace when averaged
   QuantizedRows xq8, xk8, xv8, concat8;
 };

@@ -5,18 +5,18 @@
 #include "edgeattn/edgeattn.hpp"
 #include "runtime/exclusive_use.h"
 #include "runtime/kv_cache_state.h"
+#include "runtime/forward_plan.h"
 #include "runtime/mha_validation.h"
+#include "runtime/text_checks.h"
 #include "simd/attention.h"
 
 namespace edgeattn {
 namespace {
 
-std::string Str(std::size_t v) { return std::to_string(v); }
-
-hwy::AlignedFreeUniquePtr<float[]> ZeroedFloats(std::size_t n) {
-  auto p = hwy::AllocateAligned<float>(n);
+hwy::AlignedFreeUniquePtr<std::uint8_t[]> ZeroedBytes(std::size_t n) {
+  auto p = hwy::AllocateAligned<std::uint8_t>(n);
   if (!p) throw std::bad_alloc();
-  std::memset(p.get(), 0, n * sizeof(float));
+  std::memset(p.get(), 0, n);
   return p;
 }
 
@@ -47,10 +47,11 @@ KvCache::KvCache(const MultiheadAttention& mha, std::size_t max_length, std::siz
   s->batch = batch;
   s->max_length = max_length;
   const std::size_t dk = config.d_model / config.num_heads;
-  s->keys_stride = simd::AttentionPackedKeysSize(max_length, dk);
-  s->values_stride = simd::AttentionPackedValuesSize(max_length, dk);
-  s->keys = ZeroedFloats(batch * s->kv_heads * s->keys_stride);
-  s->values = ZeroedFloats(batch * s->kv_heads * s->values_stride);
+  s->attention = simd::FindAttentionKernel(simd::KvType::kF32, mha.attention_kernel());
+  s->keys_stride = PackedHeadStride(s->attention->keys_bytes(max_length, dk));
+  s->values_stride = PackedHeadStride(s->attention->values_bytes(max_length, dk));
+  s->keys = ZeroedBytes(batch * s->kv_heads * s->keys_stride);
+  s->values = ZeroedBytes(batch * s->kv_heads * s->values_stride);
   state_ = std::move(s);
 }
 
@@ -63,7 +64,7 @@ std::size_t KvCache::max_length() const { return LiveCacheState(state_).max_leng
 std::size_t KvCache::batch() const { return LiveCacheState(state_).batch; }
 std::size_t KvCache::bytes() const {
   const State& s = LiveCacheState(state_);
-  return s.batch * s.kv_heads * (s.keys_stride + s.values_stride) * sizeof(float);
+  return s.batch * s.kv_heads * (s.keys_stride + s.values_stride);
 }
 
 void KvCache::Clear() {
@@ -82,14 +83,18 @@ void KvCache::Truncate(std::size_t length) {
   s.length = length;
 }
 
-MhaShape ValidateDecode(const Config& config, const ConstTensor& x, const Tensor& out,
-                        const KvCache::State& cache) {
+MhaShape ValidateDecode(const Config& config, const simd::AttentionKernel& attention,
+                        const ConstTensor& x, const Tensor& out, const KvCache::State& cache) {
   if (cache.d_model != config.d_model || cache.heads != config.num_heads ||
       cache.kv_heads != KvHeads(config)) {
     throw Error("cache: made for d_model " + Str(cache.d_model) + ", " + Str(cache.heads) +
                 " heads, " + Str(cache.kv_heads) + " key/value heads; this operator has " +
                 Str(config.d_model) + ", " + Str(config.num_heads) + ", " +
                 Str(KvHeads(config)));
+  }
+  if (cache.attention != &attention) {
+    throw Error(std::string("cache: holds keys and values for the attention kernel ") +
+                cache.attention->name + ", this operator runs " + attention.name);
   }
   ValidateTensor("x", x, config.d_model);
   ValidateTensor("out", out, config.d_model);

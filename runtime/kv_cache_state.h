@@ -1,15 +1,17 @@
 // What a KvCache holds: packed keys and values per (sequence, key/value head), in the layout
-// of simd::PackAttentionKeysValues, for up to max_length positions.
+// of the operator's attention kernel, for up to max_length positions.
 #ifndef EDGEATTN_RUNTIME_KV_CACHE_STATE_H_
 #define EDGEATTN_RUNTIME_KV_CACHE_STATE_H_
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include "edgeattn/edgeattn.hpp"
 #include "hwy/aligned_allocator.h"
 #include "runtime/mha_forward.h"
+#include "simd/attention.h"
 
 namespace edgeattn {
 
@@ -17,8 +19,9 @@ struct KvCache::State {
   std::size_t d_model, heads, kv_heads;  // of the operator it was made for
   std::size_t batch, max_length;
   std::size_t length = 0;
-  std::size_t keys_stride, values_stride;  // floats per (sequence, key/value head)
-  hwy::AlignedFreeUniquePtr<float[]> keys, values;
+  const simd::AttentionKernel* attention;   // whose layout the keys and values are in
+  std::size_t keys_stride, values_stride;  // bytes per (sequence, key/value head)
+  hwy::AlignedFreeUniquePtr<std::uint8_t[]> keys, values;
   std::atomic<bool> busy{false};  // a decode step, Truncate or Clear is running (ExclusiveUse)
 };
 
@@ -29,8 +32,8 @@ extern const char kCacheBusy[];
 
 // Checks a decode step's input and output against the configuration and the cache; returns the
 // step's shape (lq = lk = new positions).
-MhaShape ValidateDecode(const Config& config, const ConstTensor& x, const Tensor& out,
-                        const KvCache::State& cache);
+MhaShape ValidateDecode(const Config& config, const simd::AttentionKernel& attention,
+                        const ConstTensor& x, const Tensor& out, const KvCache::State& cache);
 
 }  // namespace edgeattn
 

@@ -6,10 +6,11 @@
 namespace edgeattn {
 
 // A plan of named phases over one workspace reservation.
-void MhaForward(const MhaProjections& weights, const MhaShape& shape, const MhaOptions& options,
-                const float* xq, const float* xk, const float* xv, float* y, const KvStore* cache,
+void MhaForward(const MhaProjections& weights, const simd::AttentionKernel& attention,
+                const MhaShape& shape, const MhaOptions& options, const float* xq,
+                const float* xk, const float* xv, float* y, const KvStore* cache,
                 Executor& executor, Workspace& workspace) {
-  const ForwardCall call{weights, shape, options, xq, xk, xv, y, cache};
+  const ForwardCall call{weights, attention, shape, options, xq, xk, xv, y, cache};
   const ForwardPlan plan = PlanForward(call, executor.workers());
   const ForwardBuffers buffers = PlaceBuffers(plan, call, workspace.Reserve(plan.workspace_floats));
   const ForwardPass pass{call, plan, buffers, executor};

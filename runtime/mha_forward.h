@@ -6,7 +6,8 @@
 
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/executor.hpp"
-#include "runtime/projection_weights.h"
+#include "runtime/packed_projection.h"
+#include "simd/attention.h"
 #include "runtime/workspace.h"
 
 namespace edgeattn {
@@ -40,9 +41,9 @@ struct MhaOptions {
 // head g starts at keys + (b * kv_heads + g) * keys_stride (values likewise); positions
 // [0, first) are filled already and the call appends its lk positions after them.
 struct KvStore {
-  float* keys;
-  float* values;
-  std::size_t keys_stride;
+  void* keys;
+  void* values;
+  std::size_t keys_stride;  // bytes, in the layout of the operator's attention kernel
   std::size_t values_stride;
   std::size_t first;
 };
@@ -50,9 +51,10 @@ struct KvStore {
 // xq [batch, lq, d], xk and xv [batch, lk, d] -> y [batch, lq, d]. Shapes and options already
 // validated. cache: null for a plain forward call (keys and values live in the workspace).
 // y may alias xq: every input is read before y is first written.
-void MhaForward(const MhaProjections& weights, const MhaShape& shape, const MhaOptions& options,
-                const float* xq, const float* xk, const float* xv, float* y,
-                const KvStore* cache, Executor& executor, Workspace& workspace);
+void MhaForward(const MhaProjections& weights, const simd::AttentionKernel& attention,
+                const MhaShape& shape, const MhaOptions& options, const float* xq,
+                const float* xk, const float* xv, float* y, const KvStore* cache,
+                Executor& executor, Workspace& workspace);
 
 }  // namespace edgeattn
 

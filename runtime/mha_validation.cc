@@ -5,10 +5,10 @@
 #include <limits>
 #include <string>
 
+#include "runtime/text_checks.h"
+
 namespace edgeattn {
 namespace {
-
-std::string Str(std::size_t v) { return std::to_string(v); }
 
 void CheckRange(const char* name, std::size_t value, std::size_t lo, std::size_t hi) {
   if (value < lo || value > hi) {
@@ -148,9 +148,9 @@ void ValidateConfig(const Config& config) {
                 Str(static_cast<std::size_t>(config.precision)));
   }
   if (config.precision == Precision::kInt8 &&
-      (config.int8_block < 4 || config.int8_block > 65536 || config.int8_block % 4 != 0)) {
-    throw Error("Config.int8_block: expected a multiple of 4 in [4, 65536], got " +
-                Str(config.int8_block));
+      (config.int8_block < 4 || config.int8_block > kMaxInt8Block || config.int8_block % 4 != 0)) {
+    throw Error("Config.int8_block: expected a multiple of 4 in [4, " + Str(kMaxInt8Block) +
+                "], got " + Str(config.int8_block));
   }
 }
 

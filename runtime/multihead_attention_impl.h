@@ -2,27 +2,49 @@
 #ifndef EDGEATTN_RUNTIME_MULTIHEAD_ATTENTION_IMPL_H_
 #define EDGEATTN_RUNTIME_MULTIHEAD_ATTENTION_IMPL_H_
 
+
 #include <cstdint>
 
 #include "edgeattn/edgeattn.hpp"
-#include "runtime/projection_weights.h"
+#include "runtime/packed_projection.h"
+#include "simd/attention.h"
 
 namespace edgeattn {
 
+// Per-channel quantized weights of the four projections (values [n x d_model], one scale per
+// row) and float biases (null: none), as int8 weight files hold them.
+struct Int8Weights {
+  const std::int8_t *q, *k, *v, *out;
+  const float *q_scale, *k_scale, *v_scale, *out_scale;
+  const float *q_bias, *k_bias, *v_bias, *out_bias;
+};
+
 struct MultiheadAttention::Impl {
-  // Per-channel quantized weights (values [n x d_model], one scale per row) and float biases
-  // (null: none) of the four projections.
-  struct Int8Weights {
-    const std::int8_t *q, *k, *v, *out;
-    const float *q_scale, *k_scale, *v_scale, *out_scale;
+  // The four projections' weights: n x d_model values of the kernel's weight type each (float,
+  // or int8 with one float scale per row), and float biases (null: none).
+  struct Weights {
+    const void *q, *k, *v, *out;
+    const float *q_scale, *k_scale, *v_scale, *out_scale;  // int8 weights only
     const float *q_bias, *k_bias, *v_bias, *out_bias;
   };
 
   Config config;
   MhaProjections projections;
+  const simd::AttentionKernel* attention = nullptr;
 
+  // Packs the weights for `kernel`, chosen for config (ChooseProjectionKernel), and chooses the
+  // attention kernel.
+  void Build(const simd::ProjectionKernel& kernel, const Weights& weights);
+  // Packs int8 weights for the int8 kernel config asks for.
   void BuildInt8(const Int8Weights& weights);
 };
+
+// The projection kernel config asks for: the one named by config.projection_kernel, or else the
+// best this CPU runs for config.precision. Throws edgeattn::Error naming the kernels this CPU
+// runs when the name is not one of them.
+const simd::ProjectionKernel& ChooseProjectionKernel(const Config& config);
+// Likewise the attention kernel of config.attention_kernel.
+const simd::AttentionKernel& ChooseAttentionKernel(const Config& config);
 
 }  // namespace edgeattn
 

@@ -2,12 +2,17 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <limits>
+#include <set>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "edgeattn/edgeattn.hpp"
 #include "runtime/file_bytes.h"
+#include "runtime/mapped_file.h"
+#include "runtime/text_checks.h"
 
 namespace edgeattn {
 namespace {
@@ -15,16 +20,25 @@ namespace {
 struct DTypeEntry {
   DType dtype;
   const char* name;
-  std::size_t size;
+  std::size_t bits;
 };
 
 constexpr DTypeEntry kDTypes[] = {
-    {DType::kBool, "BOOL", 1}, {DType::kU8, "U8", 1},     {DType::kI8, "I8", 1},
-    {DType::kI16, "I16", 2},   {DType::kU16, "U16", 2},   {DType::kF16, "F16", 2},
-    {DType::kBF16, "BF16", 2}, {DType::kI32, "I32", 4},   {DType::kU32, "U32", 4},
-    {DType::kF32, "F32", 4},   {DType::kF64, "F64", 8},   {DType::kI64, "I64", 8},
-    {DType::kU64, "U64", 8},
+    {DType::kBool, "BOOL", 8},          {DType::kU8, "U8", 8},
+    {DType::kI8, "I8", 8},              {DType::kI16, "I16", 16},
+    {DType::kU16, "U16", 16},           {DType::kF16, "F16", 16},
+    {DType::kBF16, "BF16", 16},         {DType::kI32, "I32", 32},
+    {DType::kU32, "U32", 32},           {DType::kF32, "F32", 32},
+    {DType::kF64, "F64", 64},           {DType::kI64, "I64", 64},
+    {DType::kU64, "U64", 64},           {DType::kF8E5M2, "F8_E5M2", 8},
+    {DType::kF8E4M3, "F8_E4M3", 8},     {DType::kF8E8M0, "F8_E8M0", 8},
+    {DType::kF8E4M3FNUZ, "F8_E4M3FNUZ", 8}, {DType::kF8E5M2FNUZ, "F8_E5M2FNUZ", 8},
+    {DType::kC64, "C64", 64},           {DType::kF4, "F4", 4},
+    {DType::kF6E2M3, "F6_E2M3", 6},     {DType::kF6E3M2, "F6_E3M2", 6},
 };
+
+// The reference implementation's limit on the JSON header (MAX_HEADER_SIZE).
+constexpr std::uint64_t kMaxHeaderBytes = 100000000;
 
 const DTypeEntry& Entry(DType dtype) {
   for (const DTypeEntry& e : kDTypes) {
@@ -33,21 +47,17 @@ const DTypeEntry& Entry(DType dtype) {
   throw Error("unknown DType value " + std::to_string(static_cast<int>(dtype)));
 }
 
-std::string ShapeText(const std::vector<std::size_t>& shape) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
-// Product of the dimensions times the element size, or false on overflow.
-bool ByteCount(const std::vector<std::size_t>& shape, std::size_t element_size,
-               std::size_t* bytes) {
-  std::size_t n = element_size;
+// The data bytes of a tensor: the product of the dimensions times the element's bits, over 8.
+// Returns false on overflow or when the bits do not fill whole bytes.
+bool ByteCount(const std::vector<std::size_t>& shape, std::size_t bits, std::size_t* bytes,
+               bool* whole_bytes) {
+  std::size_t n = bits;
   for (std::size_t dim : shape) {
     if (dim != 0 && n > std::numeric_limits<std::size_t>::max() / dim) return false;
     n *= dim;
   }
-  *bytes = n;
+  *whole_bytes = n % 8 == 0;
+  *bytes = n / 8;
   return true;
 }
 
@@ -75,10 +85,164 @@ float HalfToFloat(std::uint16_t h) {
   return f;
 }
 
+using FailFn = std::function<Error(const std::string&)>;
+
+// Checks the length prefix and the header's bytes; returns the header's size.
+std::size_t CheckHeader(const std::uint8_t* bytes, std::size_t size, const FailFn& fail) {
+  if (size < 8) {
+    throw fail("expected at least 8 bytes (the header length), got " + std::to_string(size));
+  }
+  std::uint64_t header_len = 0;
+  for (int i = 7; i >= 0; --i) header_len = header_len << 8 | bytes[static_cast<std::size_t>(i)];
+  if (header_len > kMaxHeaderBytes) {
+    throw fail("header length " + std::to_string(header_len) + " exceeds the format's limit of " +
+               std::to_string(kMaxHeaderBytes) + " bytes");
+  }
+  if (header_len > size - 8) {
+    throw fail("header length " + std::to_string(header_len) + " runs past the end of the " +
+               std::to_string(size) + "-byte file");
+  }
+  const std::uint8_t* header = bytes + 8;
+  if (header_len == 0 || header[0] != '{') throw fail("expected the header to start with '{'");
+  const void* nul = std::memchr(header, 0, header_len);
+  if (nul != nullptr) {
+    throw fail("the header holds a NUL byte at offset " +
+               std::to_string(static_cast<const std::uint8_t*>(nul) - header));
+  }
+  std::size_t bad = 0;
+  if (!IsUtf8(header, header_len, &bad)) {
+    throw fail("the header is not UTF-8 (offset " + std::to_string(bad) + ")");
+  }
+  return static_cast<std::size_t>(header_len);
+}
+
+// Parses the JSON header as the reference's serde_json does: at most 127 nested arrays and
+// objects (serde_json's recursion limit of 128), no key twice in one object, and fields of a
+// tensor entry other than dtype, shape and data_offsets skipped, not stored.
+nlohmann::json ParseJson(const char* begin, const char* end, const FailFn& fail) {
+  using Event = nlohmann::json::parse_event_t;
+  std::vector<std::set<std::string>> keys;  // one set per open object
+  std::string top_key;                      // the tensor (or __metadata__) being read
+  const auto parse_event = [&](int depth, Event event, nlohmann::json& parsed) {
+    if ((event == Event::object_start || event == Event::array_start) && depth >= 127) {
+      throw fail("the header nests more than 127 arrays and objects");
+    }
+    if (event == Event::object_start) keys.emplace_back();
+    if (event == Event::object_end) keys.pop_back();
+    if (event != Event::key) return true;
+    const std::string key = parsed.get<std::string>();
+    if (!keys.back().insert(key).second) {
+      throw fail("the header repeats the key '" + Printable(key) + "'");
+    }
+    if (depth == 1) top_key = key;
+    return depth != 2 || top_key == "__metadata__" || key == "dtype" || key == "shape" ||
+           key == "data_offsets";
+  };
+  nlohmann::json header = nlohmann::json::parse(begin, end, parse_event, false);
+  if (header.is_discarded()) throw fail("the header is not valid JSON");
+  if (!header.is_object()) throw fail("expected the header to be a JSON object");
+  return header;
+}
+
+TensorInfo ParseTensor(const std::string& name, const nlohmann::json& value, const FailFn& fail) {
+  const std::string where = "tensor '" + Printable(name) + "': ";
+  if (!value.is_object()) throw fail(where + "expected an object");
+  const auto dtype_it = value.find("dtype");
+  if (dtype_it == value.end() || !dtype_it->is_string()) throw fail(where + "missing dtype");
+  const std::string dtype_name = dtype_it->get<std::string>();
+  const auto known = std::find_if(std::begin(kDTypes), std::end(kDTypes),
+                                  [&](const DTypeEntry& e) { return dtype_name == e.name; });
+  if (known == std::end(kDTypes)) {
+    throw fail(where + "unknown dtype '" + Printable(dtype_name) + "'");
+  }
+  const auto shape_it = value.find("shape");
+  if (shape_it == value.end() || !shape_it->is_array()) throw fail(where + "missing shape");
+  TensorInfo info{known->dtype, {}, 0, 0};
+  for (const auto& dim : *shape_it) {
+    if (!dim.is_number_unsigned()) throw fail(where + "shape holds a non-integer or negative");
+    info.shape.push_back(dim.get<std::size_t>());
+  }
+  const auto offsets_it = value.find("data_offsets");
+  if (offsets_it == value.end() || !offsets_it->is_array() || offsets_it->size() != 2 ||
+      !(*offsets_it)[0].is_number_unsigned() || !(*offsets_it)[1].is_number_unsigned()) {
+    throw fail(where + "expected data_offsets [begin, end]");
+  }
+  const auto begin = (*offsets_it)[0].get<std::uint64_t>();
+  const auto end = (*offsets_it)[1].get<std::uint64_t>();
+  if (begin > end) {
+    throw fail(where + "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
+               "] end before they begin");
+  }
+  bool whole_bytes = true;
+  if (!ByteCount(info.shape, known->bits, &info.bytes, &whole_bytes)) {
+    throw fail(where + "shape " + ShapeText(info.shape) + " overflows the byte count");
+  }
+  if (!whole_bytes) {
+    throw fail(where + "shape " + ShapeText(info.shape) + " of " + dtype_name +
+               " does not fill a whole number of bytes");
+  }
+  if (info.bytes != end - begin) {
+    throw fail(where + "shape " + ShapeText(info.shape) + " of " + dtype_name + " needs " +
+               std::to_string(info.bytes) + " bytes, data_offsets give " +
+               std::to_string(end - begin));
+  }
+  info.offset = static_cast<std::size_t>(begin);
+  return info;
+}
+
+// In offset order the tensors must cover the data section exactly, as the reference requires
+// (no holes: a file cannot hide a second format in its gaps or tail).
+void CheckTiling(const std::map<std::string, TensorInfo>& tensors, std::size_t data_size,
+                 const FailFn& fail) {
+  std::vector<const std::pair<const std::string, TensorInfo>*> by_offset;
+  for (const auto& entry : tensors) by_offset.push_back(&entry);
+  std::sort(by_offset.begin(), by_offset.end(), [](auto* a, auto* b) {
+    return std::make_pair(a->second.offset, a->second.bytes) <
+           std::make_pair(b->second.offset, b->second.bytes);
+  });
+  std::size_t covered = 0;
+  const std::string* previous = nullptr;
+  for (const auto* entry : by_offset) {
+    const std::size_t begin = entry->second.offset;
+    const std::string name = "tensor '" + Printable(entry->first) + "'";
+    const std::string after =
+        previous == nullptr ? "the start of the data" : "'" + Printable(*previous) + "'";
+    if (begin < covered) throw fail(name + " overlaps " + after);
+    if (begin > covered) {
+      throw fail(name + " leaves a gap of " + std::to_string(begin - covered) + " bytes after " +
+                 after);
+    }
+    covered = begin + entry->second.bytes;
+    previous = &entry->first;
+  }
+  if (covered != data_size) {
+    if (covered > data_size) {
+      throw fail("the tensors need " + std::to_string(covered) + " bytes of data, the file has " +
+                 std::to_string(data_size));
+    }
+    throw fail(std::to_string(data_size - covered) + " bytes follow the last tensor's data");
+  }
+}
+
 }  // namespace
 
+struct SafetensorsFile::Storage {
+  std::unique_ptr<MappedFile> mapped;
+  std::vector<std::uint8_t> bytes;
+  const std::uint8_t* data = nullptr;
+  std::size_t size = 0;
+};
+
 const char* DTypeName(DType dtype) { return Entry(dtype).name; }
-std::size_t DTypeSize(DType dtype) { return Entry(dtype).size; }
+std::size_t DTypeBits(DType dtype) { return Entry(dtype).bits; }
+std::size_t DTypeSize(DType dtype) {
+  const std::size_t bits = Entry(dtype).bits;
+  if (bits % 8 != 0) {
+    throw Error(std::string("DTypeSize: ") + DTypeName(dtype) + " elements are " +
+                std::to_string(bits) + " bits, not whole bytes");
+  }
+  return bits / 8;
+}
 
 std::size_t TensorInfo::elements() const {
   std::size_t n = 1;
@@ -87,112 +251,80 @@ std::size_t TensorInfo::elements() const {
 }
 
 SafetensorsFile SafetensorsFile::Read(const std::string& path) {
-  return Parse(ReadFileBytes(path), path);
+  auto storage = std::make_shared<Storage>();
+  storage->mapped = std::make_unique<MappedFile>(path);
+  storage->data = storage->mapped->data();
+  storage->size = storage->mapped->size();
+  return Validate(std::move(storage), path);
 }
 
 SafetensorsFile SafetensorsFile::Parse(std::vector<std::uint8_t> bytes,
                                        const std::string& source) {
-  const auto fail = [&](const std::string& what) -> Error {
+  auto storage = std::make_shared<Storage>();
+  storage->bytes = std::move(bytes);
+  storage->data = storage->bytes.data();
+  storage->size = storage->bytes.size();
+  return Validate(std::move(storage), source);
+}
+
+SafetensorsFile SafetensorsFile::View(const void* data, std::size_t size,
+                                      const std::string& source) {
+  if (data == nullptr && size != 0) {
+    throw Error("safetensors '" + source + "': expected a buffer of " + std::to_string(size) +
+                " bytes, got null");
+  }
+  auto storage = std::make_shared<Storage>();
+  storage->data = static_cast<const std::uint8_t*>(data);
+  storage->size = size;
+  return Validate(std::move(storage), source);
+}
+
+SafetensorsFile SafetensorsFile::Validate(std::shared_ptr<const Storage> storage,
+                                          const std::string& source) {
+  const FailFn fail = [&](const std::string& what) {
     return Error("safetensors '" + source + "': " + what);
   };
-  if (bytes.size() < 8) {
-    throw fail("expected at least 8 bytes (the header length), got " +
-               std::to_string(bytes.size()));
-  }
-  std::uint64_t header_len = 0;
-  for (int i = 7; i >= 0; --i) header_len = header_len << 8 | bytes[static_cast<std::size_t>(i)];
-  if (header_len > bytes.size() - 8) {
-    throw fail("header length " + std::to_string(header_len) + " runs past the end of the " +
-               std::to_string(bytes.size()) + "-byte file");
-  }
-  const auto* header_begin = reinterpret_cast<const char*>(bytes.data() + 8);
-  const nlohmann::json header =
-      nlohmann::json::parse(header_begin, header_begin + header_len, nullptr, false);
-  if (header.is_discarded()) throw fail("the header is not valid JSON");
-  if (!header.is_object()) throw fail("expected the header to be a JSON object");
-
+  const std::size_t header_len = CheckHeader(storage->data, storage->size, fail);
+  const auto* header_begin = reinterpret_cast<const char*>(storage->data + 8);
+  const nlohmann::json header = ParseJson(header_begin, header_begin + header_len, fail);
   SafetensorsFile file;
   file.source_ = source;
-  file.data_start_ = 8 + static_cast<std::size_t>(header_len);
-  const std::size_t data_size = bytes.size() - file.data_start_;
   for (const auto& [name, value] : header.items()) {
-    if (name == "__metadata__") {
-      if (!value.is_object()) throw fail("expected __metadata__ to be an object");
-      for (const auto& [key, text] : value.items()) {
-        if (!text.is_string()) throw fail("__metadata__['" + key + "'] is not a string");
-        file.metadata_[key] = text.get<std::string>();
-      }
+    if (name != "__metadata__") {
+      file.tensors_.emplace(name, ParseTensor(name, value, fail));
       continue;
     }
-    const std::string where = "tensor '" + name + "': ";
-    if (!value.is_object()) throw fail(where + "expected an object");
-    const auto dtype_it = value.find("dtype");
-    if (dtype_it == value.end() || !dtype_it->is_string()) throw fail(where + "missing dtype");
-    const std::string dtype_name = dtype_it->get<std::string>();
-    const auto known = std::find_if(std::begin(kDTypes), std::end(kDTypes),
-                                    [&](const DTypeEntry& e) { return dtype_name == e.name; });
-    if (known == std::end(kDTypes)) throw fail(where + "unknown dtype '" + dtype_name + "'");
-    const auto shape_it = value.find("shape");
-    if (shape_it == value.end() || !shape_it->is_array()) throw fail(where + "missing shape");
-    TensorInfo info{known->dtype, {}, 0, 0};
-    for (const auto& dim : *shape_it) {
-      if (!dim.is_number_unsigned()) throw fail(where + "shape holds a non-integer or negative");
-      info.shape.push_back(dim.get<std::size_t>());
-    }
-    const auto offsets_it = value.find("data_offsets");
-    if (offsets_it == value.end() || !offsets_it->is_array() || offsets_it->size() != 2 ||
-        !(*offsets_it)[0].is_number_unsigned() || !(*offsets_it)[1].is_number_unsigned()) {
-      throw fail(where + "expected data_offsets [begin, end]");
-    }
-    const auto begin = (*offsets_it)[0].get<std::uint64_t>();
-    const auto end = (*offsets_it)[1].get<std::uint64_t>();
-    if (begin > end || end > data_size) {
-      throw fail(where + "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
-                 "] outside the " + std::to_string(data_size) + "-byte data section");
-    }
-    if (!ByteCount(info.shape, known->size, &info.bytes)) {
-      throw fail(where + "shape " + ShapeText(info.shape) + " overflows the byte count");
-    }
-    if (info.bytes != end - begin) {
-      throw fail(where + "shape " + ShapeText(info.shape) + " of " + dtype_name + " needs " +
-                 std::to_string(info.bytes) + " bytes, data_offsets give " +
-                 std::to_string(end - begin));
-    }
-    info.offset = static_cast<std::size_t>(begin);
-    file.tensors_.emplace(name, std::move(info));
-  }
-  std::vector<const std::pair<const std::string, TensorInfo>*> by_offset;
-  for (const auto& entry : file.tensors_) by_offset.push_back(&entry);
-  std::sort(by_offset.begin(), by_offset.end(),
-            [](auto* a, auto* b) { return a->second.offset < b->second.offset; });
-  for (std::size_t i = 1; i < by_offset.size(); ++i) {
-    const TensorInfo& prev = by_offset[i - 1]->second;
-    if (by_offset[i]->second.offset < prev.offset + prev.bytes) {
-      throw fail("tensors '" + by_offset[i - 1]->first + "' and '" + by_offset[i]->first +
-                 "' overlap");
+    if (value.is_null()) continue;  // as the reference's Option: no metadata
+    if (!value.is_object()) throw fail("expected __metadata__ to be an object");
+    for (const auto& [key, text] : value.items()) {
+      if (!text.is_string()) throw fail("__metadata__['" + Printable(key) + "'] is not a string");
+      file.metadata_[key] = text.get<std::string>();
     }
   }
-  file.bytes_ = std::move(bytes);
+  file.data_ = storage->data + 8 + header_len;
+  file.data_size_ = storage->size - 8 - header_len;
+  CheckTiling(file.tensors_, file.data_size_, fail);
+  file.storage_ = std::move(storage);
   return file;
 }
 
 const TensorInfo& SafetensorsFile::Info(const std::string& name) const {
   const auto it = tensors_.find(name);
   if (it == tensors_.end()) {
-    throw Error("safetensors '" + source_ + "': no tensor named '" + name + "'");
+    throw Error("safetensors '" + source_ + "': no tensor named '" + Printable(name) + "'");
   }
   return it->second;
 }
 
 const std::uint8_t* SafetensorsFile::Data(const std::string& name) const {
-  return bytes_.data() + data_start_ + Info(name).offset;
+  return data_ + Info(name).offset;
 }
 
 std::vector<float> SafetensorsFile::ReadFloat(const std::string& name,
                                               const std::vector<std::size_t>& expected_shape) const {
   const TensorInfo& info = Info(name);
   if (!expected_shape.empty() && info.shape != expected_shape) {
-    throw Error("safetensors '" + source_ + "': tensor '" + name + "' expected shape " +
+    throw Error("safetensors '" + source_ + "': tensor '" + Printable(name) + "' expected shape " +
                 ShapeText(expected_shape) + ", got " + ShapeText(info.shape));
   }
   const std::uint8_t* data = Data(name);
@@ -222,47 +354,74 @@ std::vector<float> SafetensorsFile::ReadFloat(const std::string& name,
       }
       break;
     default:
-      throw Error("safetensors '" + source_ + "': tensor '" + name +
+      throw Error("safetensors '" + source_ + "': tensor '" + Printable(name) +
                   "' expected dtype F32, F16, BF16 or F64, got " + DTypeName(info.dtype));
   }
   return out;
 }
+
+namespace {
+
+// nlohmann::json refuses to write strings that are not UTF-8; say so as an edgeattn::Error.
+void RequireUtf8(const std::string& text, const char* what) {
+  std::size_t bad = 0;
+  if (!IsUtf8(reinterpret_cast<const std::uint8_t*>(text.data()), text.size(), &bad)) {
+    throw Error(std::string("SafetensorsWriter: ") + what + " '" + Printable(text) +
+                "' is not UTF-8 (offset " + std::to_string(bad) + ")");
+  }
+}
+
+}  // namespace
 
 void SafetensorsWriter::Add(const std::string& name, DType dtype,
                             const std::vector<std::size_t>& shape, const void* data) {
   if (name.empty() || name == "__metadata__") {
     throw Error("SafetensorsWriter::Add: name '" + name + "' is reserved or empty");
   }
+  RequireUtf8(name, "tensor name");
   std::size_t bytes = 0;
-  if (!ByteCount(shape, DTypeSize(dtype), &bytes)) {
-    throw Error("SafetensorsWriter::Add: shape " + ShapeText(shape) + " overflows");
+  bool whole_bytes = true;
+  if (!ByteCount(shape, DTypeBits(dtype), &bytes, &whole_bytes) || !whole_bytes) {
+    throw Error("SafetensorsWriter::Add: shape " + ShapeText(shape) + " of " + DTypeName(dtype) +
+                " overflows or does not fill whole bytes");
   }
   const auto* p = static_cast<const std::uint8_t*>(data);
   entries_[name] = Entry{dtype, shape, std::vector<std::uint8_t>(p, p + bytes)};
 }
 
 void SafetensorsWriter::SetMetadata(const std::string& key, const std::string& value) {
+  RequireUtf8(key, "metadata key");
+  RequireUtf8(value, "metadata value");
   metadata_[key] = value;
 }
 
 std::vector<std::uint8_t> SafetensorsWriter::Serialize() const {
+  std::vector<const std::pair<const std::string, Entry>*> order;
+  for (const auto& entry : entries_) order.push_back(&entry);
+  std::stable_sort(order.begin(), order.end(), [](auto* a, auto* b) {
+    return DTypeBits(a->second.dtype) > DTypeBits(b->second.dtype);
+  });
   nlohmann::json header = nlohmann::json::object();
   std::size_t offset = 0;
-  for (const auto& [name, entry] : entries_) {
-    header[name] = {{"dtype", DTypeName(entry.dtype)},
-                    {"shape", entry.shape},
-                    {"data_offsets", {offset, offset + entry.data.size()}}};
-    offset += entry.data.size();
+  for (const auto* entry : order) {
+    header[entry->first] = {{"dtype", DTypeName(entry->second.dtype)},
+                            {"shape", entry->second.shape},
+                            {"data_offsets", {offset, offset + entry->second.data.size()}}};
+    offset += entry->second.data.size();
   }
   if (!metadata_.empty()) header["__metadata__"] = metadata_;
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');  // keeps the data section 8-byte aligned
+  if (text.size() > kMaxHeaderBytes) {
+    throw Error("SafetensorsWriter: the header would take " + std::to_string(text.size()) +
+                " bytes, over the format's limit of " + std::to_string(kMaxHeaderBytes));
+  }
   std::vector<std::uint8_t> out;
   out.reserve(8 + text.size() + offset);
   for (int i = 0; i < 8; ++i) out.push_back((text.size() >> (8 * i)) & 0xFF);
   out.insert(out.end(), text.begin(), text.end());
-  for (const auto& [name, entry] : entries_) {
-    out.insert(out.end(), entry.data.begin(), entry.data.end());
+  for (const auto* entry : order) {
+    out.insert(out.end(), entry->second.data.begin(), entry->second.data.end());
   }
   return out;
 }

@@ -17,12 +17,26 @@
 #include <stddef.h>
 
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "simd/attention.h"
 #include "simd/attention_mask-inl.h"
 #include "simd/gemm_f32.h"
 #include "simd/softmax-inl.h"
 #include "simd/tile_f32-inl.h"
+#include "simd/vector_width.h"
+
+namespace edgeattn {
+namespace simd {
+// The target-independent parts of the fp32 kernel's contract (attention.cc).
+size_t F32KeysBytes(size_t lk, size_t dk);
+size_t F32ValuesBytes(size_t lk, size_t dk);
+void PackF32KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t first,
+                       size_t count, size_t dk, void* keys, void* values);
+size_t F32AttentionScratch(size_t dk);
+}  // namespace simd
+}  // namespace edgeattn
 
 HWY_BEFORE_NAMESPACE();
 namespace edgeattn {
@@ -35,7 +49,8 @@ HWY_INLINE void ScoreTile(const AttentionHeadArgs& args, const float* HWY_RESTRI
                           float* HWY_RESTRICT scores) {
   const size_t dk = args.dk;
   for (size_t p0 = 0; p0 < keys; p0 += kGemmPanelWidth) {
-    const float* panel = args.keys + (t0 + p0) * dk;  // panel (t0 + p0) / 64 of 64 x dk
+    // Panel (t0 + p0) / 64 of 64 x dk.
+    const float* panel = static_cast<const float*>(args.keys) + (t0 + p0) * dk;
     MatMulTiles(q_block, ldq_block, rows, panel, kGemmPanelWidth, dk,
                 HWY_MIN(kGemmPanelWidth, keys - p0), TileInit::kZero, nullptr, scores + p0,
                 kAttentionKeyTile);
@@ -45,20 +60,20 @@ HWY_INLINE void ScoreTile(const AttentionHeadArgs& args, const float* HWY_RESTRI
   }
 }
 
-HWY_INLINE void AttentionHeadF32Impl(const AttentionHeadArgs& args, size_t q_begin,
-                                     size_t q_end, float* HWY_RESTRICT scratch) {
+HWY_NOINLINE void RunF32Attention(const AttentionHeadArgs& args, size_t q_begin, size_t q_end,
+                                     float* HWY_RESTRICT scratch) {
   constexpr float kInf = std::numeric_limits<float>::infinity();
   constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
   constexpr size_t kMaxRows = kAttentionMaxBlockRows;
   const size_t dk = args.dk;
   const size_t rows_per_block = HWY_MIN(MaxTileShape().rows, kMaxRows);
 
-  // Scratch layout; every part starts on a 64-byte boundary (AttentionScratchSize).
-  const size_t ldq_block = hwy::RoundUpTo(dk, 16);
+  // Scratch layout; every part starts on a 64-byte boundary (F32AttentionScratch).
+  const size_t ldq_block = hwy::RoundUpTo(dk, kMaxFloatLanes);
   const size_t ldacc = ldq_block;
   float* HWY_RESTRICT q_block = scratch;                            // kMaxRows x ldq_block
-  float* HWY_RESTRICT scores = q_block + kMaxRows * ldq_block;       // kMaxRows x key tile
-  float* HWY_RESTRICT acc = scores + kMaxRows * kAttentionKeyTile;   // kMaxRows x ldacc
+  float* HWY_RESTRICT scores = q_block + kMaxRows * ldq_block;      // kMaxRows x key tile
+  float* HWY_RESTRICT acc = scores + kMaxRows * kAttentionKeyTile;  // kMaxRows x ldacc
   float row_max[kMaxRows];
   float row_sum[kMaxRows];
   bool row_bad[kMaxRows];
@@ -94,8 +109,8 @@ HWY_INLINE void AttentionHeadF32Impl(const AttentionHeadArgs& args, size_t q_beg
         if (correction != 1.0f) ScaleRowF32(acc + r * ldacc, dk, correction);
         row_max[r] = new_max;
       }
-      MatMulTiles(scores, kAttentionKeyTile, rows, args.values + t0 * dk, dk, keys, dk,
-                  TileInit::kAccumulate, nullptr, acc, ldacc);
+      MatMulTiles(scores, kAttentionKeyTile, rows, static_cast<const float*>(args.values) + t0 * dk,
+                  dk, keys, dk, TileInit::kAccumulate, nullptr, acc, ldacc);
     }
     for (size_t r = 0; r < rows; ++r) {
       float* out = args.out + (i0 + r) * args.ldo;
@@ -132,6 +147,15 @@ HWY_INLINE void AttentionHeadF32Impl(const AttentionHeadArgs& args, size_t q_beg
       }
     }
   }
+}
+
+HWY_INLINE std::vector<const AttentionKernel*> ListAttentionKernels() {
+  // "f32kv_" and the fp32 tile: keys and values stored as f32, scores and P V in f32.
+  static const std::string name = std::string("f32kv_") + F32KernelName();
+  static const AttentionKernel kF32 = {name.c_str(),    KvType::kF32,       &F32KeysBytes,
+                                       &F32ValuesBytes, &PackF32KeysValues, &F32AttentionScratch,
+                                       &RunF32Attention};
+  return {&kF32};
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

@@ -1,35 +1,38 @@
 #include "simd/attention.h"
 
-#include "simd/gemm_f32.h"
-
 #include <string.h>
+
+#include "simd/gemm_f32.h"
+#include "simd/targets.h"
+#include "simd/vector_width.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "simd/attention.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
-
 #include "simd/attention-inl.h"
 
 #if HWY_ONCE
 namespace edgeattn {
 namespace simd {
 
-HWY_EXPORT(AttentionHeadF32Impl);
+HWY_EXPORT(ListAttentionKernels);
 
 namespace {
 size_t RoundUp(size_t x, size_t multiple) { return (x + multiple - 1) / multiple * multiple; }
 
-// The P V tile reads each value row as whole vectors (RoundUp(dk, lanes) floats, lanes <= 16);
+// The P V tile reads each value row as whole vectors (RoundUp(dk, lanes) floats);
 // past dk it reads the next rows, lanes it computes but never stores.
-size_t ValuesTail(size_t dk) { return RoundUp(dk, 16) - dk; }
+size_t ValuesTail(size_t dk) { return RoundUp(dk, kMaxFloatLanes) - dk; }
 
 }  // namespace
 
-size_t AttentionPackedKeysSize(size_t lk, size_t dk) { return PackedGemmWeightsSize(lk, dk); }
-size_t AttentionPackedValuesSize(size_t lk, size_t dk) { return lk * dk + ValuesTail(dk); }
+size_t F32KeysBytes(size_t lk, size_t dk) { return PackedGemmWeightsSize(lk, dk) * sizeof(float); }
+size_t F32ValuesBytes(size_t lk, size_t dk) { return (lk * dk + ValuesTail(dk)) * sizeof(float); }
 
-void PackAttentionKeysValues(const float* k, size_t ldk, const float* v, size_t ldv,
-                             size_t first, size_t count, size_t dk, float* keys, float* values) {
+void PackF32KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t first,
+                       size_t count, size_t dk, void* keys_bytes, void* values_bytes) {
+  float* keys = static_cast<float*>(keys_bytes);
+  float* values = static_cast<float*>(values_bytes);
   for (size_t t = 0; t < count; ++t) {
     const size_t key = first + t;
     float* panel = keys + (key / kGemmPanelWidth) * dk * kGemmPanelWidth;
@@ -52,14 +55,26 @@ void PackAttentionKeysValues(const float* k, size_t ldk, const float* v, size_t 
   memset(values + end * dk, 0, ValuesTail(dk) * sizeof(float));
 }
 
-size_t AttentionScratchSize(size_t dk) {
-  // Query rows, scores and accumulators per row of a block; rows padded to 16 floats.
-  return kAttentionMaxBlockRows * (RoundUp(dk, 16) + kAttentionKeyTile + RoundUp(dk, 16));
+size_t F32AttentionScratch(size_t dk) {
+  // Query rows, scores and accumulators per row of a block; rows padded to whole vectors.
+  const size_t row = RoundUp(dk, kMaxFloatLanes);
+  return kAttentionMaxBlockRows * (row + kAttentionKeyTile + row);
 }
 
-void AttentionHeadF32(const AttentionHeadArgs& args, size_t q_begin, size_t q_end,
-                      float* scratch) {
-  HWY_DYNAMIC_DISPATCH(AttentionHeadF32Impl)(args, q_begin, q_end, scratch);
+std::vector<const AttentionKernel*> AttentionKernels(KvType type) {
+  InitDispatch();
+  std::vector<const AttentionKernel*> kernels;
+  for (const AttentionKernel* kernel : HWY_DYNAMIC_DISPATCH(ListAttentionKernels)()) {
+    if (kernel->kv == type) kernels.push_back(kernel);
+  }
+  return kernels;
+}
+
+const AttentionKernel* FindAttentionKernel(KvType type, const char* name) {
+  for (const AttentionKernel* kernel : AttentionKernels(type)) {
+    if (strcmp(kernel->name, name) == 0) return kernel;
+  }
+  return nullptr;
 }
 
 }  // namespace simd

@@ -1,10 +1,10 @@
-// Per-target projection GEMM driver over packed weight panels.
+// Per-target fp32 projection kernel over packed weight panels.
 //
-// Blocking: a panel of 64 features x k (k = d_model <= 1024: at most 256 KiB) stays in L2 while
-// every row tile of A streams past it; a row tile of A (8 rows x k: at most 32 KiB) and the
-// current tile's slice of the panel are what the inner loop touches, which L1 (32-48 KiB on the
-// cores we target) holds. The panel loop is outermost so that each panel is read from memory once
-// per call; A (L x d_model) is re-read from L2/L3 once per panel.
+// Blocking: a panel of 64 features x k stays in L2 while every row tile of A streams past it; a
+// row tile of A (at most 8 rows x k) and the current tile's slice of the panel are what the inner
+// loop touches, which L1 (32-48 KiB on the cores we target) holds for k up to ~1024. The panel
+// loop is outermost so that each panel is read from memory once per call; A (L x d_model) is
+// re-read from L2/L3 once per panel.
 
 #if defined(EDGEATTN_SIMD_GEMM_F32_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EDGEATTN_SIMD_GEMM_F32_INL_H_
@@ -13,27 +13,47 @@
 #define EDGEATTN_SIMD_GEMM_F32_INL_H_
 #endif
 
+#include <vector>
+
 #include "simd/gemm_f32.h"
+#include "simd/projection_kernel.h"
 #include "simd/tile_f32-inl.h"
+
+namespace edgeattn {
+namespace simd {
+// The target-independent parts of the fp32 kernels' contract (gemm_f32.cc).
+size_t F32PanelBytes(size_t n, size_t k, size_t block);
+void PackF32Panels(const void* w, size_t n, size_t k, size_t block, void* packed);
+void UnpackF32Panels(const void* packed, size_t n, size_t k, size_t block, void* w);
+}  // namespace simd
+}  // namespace edgeattn
 
 HWY_BEFORE_NAMESPACE();
 namespace edgeattn {
 namespace simd {
 namespace HWY_NAMESPACE {
 
-HWY_INLINE void GemmF32Panels(const float* HWY_RESTRICT a, size_t lda, size_t row_begin,
-                              size_t row_end, const GemmWeightsView& w, size_t panel_begin,
-                              size_t panel_end, float* HWY_RESTRICT c, size_t ldc) {
+HWY_NOINLINE void RunF32Panels(const ProjectionInput& a, size_t row_begin, size_t row_end,
+                               const PackedProjectionView& w, size_t panel_begin,
+                               size_t panel_end, float* HWY_RESTRICT c, size_t ldc) {
   if (row_end <= row_begin) return;
-  const size_t rows = row_end - row_begin;
+  const float* panels = static_cast<const float*>(w.packed);
+  const TileInit mode = w.bias != nullptr ? TileInit::kRowVector : TileInit::kZero;
   for (size_t p = panel_begin; p < panel_end; ++p) {
     const size_t col = p * kGemmPanelWidth;
-    const size_t cols = HWY_MIN(kGemmPanelWidth, w.n - col);
-    const float* panel = w.panels + p * w.k * kGemmPanelWidth;
-    const TileInit mode = w.bias != nullptr ? TileInit::kRowVector : TileInit::kZero;
-    MatMulTiles(a + row_begin * lda, lda, rows, panel, kGemmPanelWidth, w.k, cols, mode,
+    MatMulTiles(a.f32 + row_begin * a.ld, a.ld, row_end - row_begin,
+                panels + p * w.k * kGemmPanelWidth, kGemmPanelWidth, w.k,
+                HWY_MIN(kGemmPanelWidth, w.n - col), mode,
                 w.bias != nullptr ? w.bias + col : nullptr, c + row_begin * ldc + col, ldc);
   }
+}
+
+HWY_INLINE std::vector<const ProjectionKernel*> ListF32Kernels() {
+  static const ProjectionKernel kTiles = {F32KernelName(), ActivationType::kF32,
+                                          WeightType::kF32, kGemmPanelWidth,
+                                          &F32PanelBytes,   &PackF32Panels,
+                                          &UnpackF32Panels, &RunF32Panels};
+  return {&kTiles};
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

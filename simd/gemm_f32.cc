@@ -12,7 +12,7 @@
 namespace edgeattn {
 namespace simd {
 
-HWY_EXPORT(GemmF32Panels);
+HWY_EXPORT(ListF32Kernels);
 
 size_t PackedGemmWeightsSize(size_t n, size_t k) {
   return GemmPanelCount(n) * kGemmPanelWidth * k;
@@ -27,11 +27,25 @@ void PackGemmWeights(const float* w, size_t ldw, size_t n, size_t k, float* pack
   }
 }
 
-void GemmF32(const float* a, size_t lda, size_t row_begin, size_t row_end,
-             const GemmWeightsView& w, size_t panel_begin, size_t panel_end, float* c,
-             size_t ldc) {
-  HWY_DYNAMIC_DISPATCH(GemmF32Panels)(a, lda, row_begin, row_end, w, panel_begin, panel_end, c,
-                                       ldc);
+size_t F32PanelBytes(size_t n, size_t k, size_t) {
+  return PackedGemmWeightsSize(n, k) * sizeof(float);
+}
+
+void PackF32Panels(const void* w, size_t n, size_t k, size_t, void* packed) {
+  PackGemmWeights(static_cast<const float*>(w), k, n, k, static_cast<float*>(packed));
+}
+
+void UnpackF32Panels(const void* packed, size_t n, size_t k, size_t, void* w) {
+  const float* panels = static_cast<const float*>(packed);
+  float* out = static_cast<float*>(w);
+  for (size_t row = 0; row < n; ++row) {
+    const float* panel = panels + (row / kGemmPanelWidth) * k * kGemmPanelWidth;
+    for (size_t i = 0; i < k; ++i) out[row * k + i] = panel[i * kGemmPanelWidth + row % kGemmPanelWidth];
+  }
+}
+
+std::vector<const ProjectionKernel*> F32ProjectionKernels() {
+  return HWY_DYNAMIC_DISPATCH(ListF32Kernels)();
 }
 
 }  // namespace simd

@@ -26,11 +26,22 @@
 #include <string.h>
 
 #include <type_traits>
+#include <vector>
 
 #include "hwy/highway.h"
 #include "simd/partial_vector-inl.h"
 #include "simd/gemm_i8.h"
+#include "simd/projection_kernel.h"
 #include "simd/quantize.h"
+
+namespace edgeattn {
+namespace simd {
+// The target-independent parts of the int8 kernels' contract (gemm_i8.cc).
+size_t Qc8PanelsWithStartsBytes(size_t n, size_t k, size_t block);
+void PackQc8PanelsWithStarts(const void* w, size_t n, size_t k, size_t block, void* packed);
+void UnpackQc8Panels(const void* packed, size_t n, size_t k, size_t block, void* w);
+}  // namespace simd
+}  // namespace edgeattn
 
 #if HWY_TARGET == HWY_AVX3_DL
 #include <immintrin.h>
@@ -580,6 +591,44 @@ HWY_INLINE void GemmI8Panels(const QuantizedRowsView& a, size_t row_begin, size_
     PanelI8(a, row_begin, row_end, w, p, c, ldc);
     if (a.outlier_count != nullptr) AddOutliers(a, row_begin, row_end, w, p, c, ldc);
   }
+}
+
+// The int8 kernel's view of weights packed by PackQc8PanelsWithStarts.
+HWY_INLINE GemmI8WeightsView Qc8View(const PackedProjectionView& w) {
+  const int8_t* panels = static_cast<const int8_t*>(w.packed);
+  return {panels,
+          reinterpret_cast<const int32_t*>(panels + PackedGemmI8WeightsSize(w.n, w.k)),
+          w.scales,
+          w.bias,
+          w.n,
+          w.k,
+          w.block};
+}
+
+HWY_NOINLINE void RunQc8Panels(const ProjectionInput& a, size_t row_begin, size_t row_end,
+                               const PackedProjectionView& w, size_t panel_begin,
+                               size_t panel_end, float* HWY_RESTRICT c, size_t ldc) {
+  GemmI8Panels(a.qd8, row_begin, row_end, Qc8View(w), panel_begin, panel_end, c, ldc);
+}
+
+HWY_INLINE const char* Qc8KernelName() {
+#if EDGEATTN_I8_VNNI
+  return "qd8_qc8w_vnni_4x4v";
+#elif EDGEATTN_I8_SVE
+  return "qd8_qc8w_svedot_4x4v";
+#elif EDGEATTN_I8_NEON_DOT
+  return HasNeonDot() ? "qd8_qc8w_neondot_4x4v" : "qd8_qc8w_i16";
+#else
+  return "qd8_qc8w_i16";
+#endif
+}
+
+HWY_INLINE std::vector<const ProjectionKernel*> ListI8Kernels() {
+  static const ProjectionKernel kKernel = {Qc8KernelName(),          ActivationType::kQd8,
+                                           WeightType::kQc8,         kGemmI8PanelWidth,
+                                           &Qc8PanelsWithStartsBytes, &PackQc8PanelsWithStarts,
+                                           &UnpackQc8Panels,          &RunQc8Panels};
+  return {&kKernel};
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

@@ -11,6 +11,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <vector>
+
+#include "simd/projection_kernel.h"
+#include "simd/quantize.h"
+
 namespace edgeattn {
 namespace simd {
 
@@ -42,16 +47,6 @@ struct GemmI8WeightsView {
   size_t block;
 };
 
-// Activations from QuantizeRowsI8: rows QuantizedRowStride(k) bytes apart, and the float
-// outliers taken out of them (outlier_count null: none).
-struct QuantizedRowsView {
-  const int8_t* q;
-  const float* scales;  // [row][block]
-  const uint32_t* outlier_count = nullptr;
-  const uint32_t* outlier_channel = nullptr;
-  const float* outlier_value = nullptr;
-};
-
 // C rows [row_begin, row_end), panels [panel_begin, panel_end). Every element's arithmetic is
 // the same whatever the split, so any split between threads gives bit-identical results.
 // Each outlier then adds value * (w_int8[n][channel] * w_scale[n]) to its row, in float.
@@ -61,6 +56,9 @@ void GemmI8(const QuantizedRowsView& a, size_t row_begin, size_t row_end,
 
 // The int8 dot-product path the dispatched kernel uses on this CPU, e.g. "avx512-vnni".
 const char* GemmI8Path();
+
+// The int8 projection kernels of the dispatched target (see ProjectionKernels).
+std::vector<const ProjectionKernel*> I8ProjectionKernels();
 
 }  // namespace simd
 }  // namespace edgeattn

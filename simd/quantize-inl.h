@@ -38,7 +38,7 @@ HWY_INLINE uint32_t FindOutliers(const float* HWY_RESTRICT row, size_t k,
   auto vsum = hn::Zero(d);
   for (size_t i = 0; i < k; i += N) vsum = hn::Add(vsum, hn::Abs(LoadBlockPart(row, i, k)));
   const float mean_abs = hn::GetLane(hn::SumOfLanes(d, vsum)) / static_cast<float>(k);
-  const float threshold = kOutlierThreshold * 1.2533141f * mean_abs;
+  const float threshold = kOutlierThreshold * kSigmaPerMeanAbs * mean_abs;
   if (!(threshold > 0.0f)) return 0;  // zero or non-finite row: nothing to separate
   const auto vthreshold = hn::Set(d, threshold);
   uint32_t count = 0;

@@ -21,6 +21,8 @@ inline size_t QuantBlockCount(size_t k, size_t block) { return (k + block - 1) /
 // never triggers.
 inline constexpr size_t kMaxOutliersPerRow = 8;
 inline constexpr float kOutlierThreshold = 6.0f;
+// sqrt(pi / 2): a Gaussian's standard deviation over its mean absolute value.
+inline constexpr float kSigmaPerMeanAbs = 1.2533141f;
 
 // Per row: count[row] outliers at channel[row * kMaxOutliersPerRow + i] with float value
 // value[row * kMaxOutliersPerRow + i]. A null `count` disables outlier extraction.
@@ -28,6 +30,16 @@ struct RowOutliers {
   uint32_t* count;
   uint32_t* channel;
   float* value;
+};
+
+// Activations from QuantizeRowsI8: rows QuantizedRowStride(k) bytes apart, and the float
+// outliers taken out of them (outlier_count null: none).
+struct QuantizedRowsView {
+  const int8_t* q;
+  const float* scales;  // [row][block]
+  const uint32_t* outlier_count = nullptr;
+  const uint32_t* outlier_channel = nullptr;
+  const float* outlier_value = nullptr;
 };
 
 // For each of `rows` rows of x (row stride ldx) and each block of `block` values (block a

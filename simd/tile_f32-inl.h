@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include <array>
+#include <string>
 #include <utility>
 
 #include "hwy/highway.h"
@@ -44,7 +45,8 @@ enum class TileInit {
 // B vectors and one broadcast A value, must fit without spills. x86 before AVX-512 has 16 vector
 // registers; AVX-512, NEON and SVE have 32. FMA latency is 4 cycles at up to 2 per cycle, so at
 // least 8 independent accumulators keep the FMA units busy; every choice below has 12 or 24.
-// Tile widths (kVecs x lanes: 16, 32 or 64 floats) divide the 64-float weight panel.
+// Tile widths (kVecs x lanes: 4 on SCALAR, 8 on SSE4, 16 on AVX2 and NEON, up to 64 on AVX-512
+// and SVE) divide the 64-float weight panel.
 struct TileShape {
   size_t rows;
   size_t vecs;
@@ -255,6 +257,13 @@ HWY_INLINE void MatMulTiles(const float* HWY_RESTRICT a, size_t lda, size_t rows
                                   c + row * ldc + col, ldc, tile_cols);
     }
   }
+}
+
+// "f32_<rows>x<vectors>v": kernels name themselves after the tile they run.
+HWY_INLINE const char* F32KernelName() {
+  static const std::string name = "f32_" + std::to_string(MaxTileShape().rows) + "x" +
+                                  std::to_string(MaxTileShape().vecs) + "v";
+  return name.c_str();
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

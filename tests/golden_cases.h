@@ -22,6 +22,7 @@ struct GoldenCase {
   std::string weights{};          // "", "averaged" or "per_head": _weights.npy
   std::vector<std::size_t> lengths{};     // per batch item (also as _key_padding_mask.npy)
   std::vector<std::size_t> decode_steps{};  // replay as KV-cache decode steps
+  std::string prefix{};  // the layer's prefix in a whole-model checkpoint
   std::string Path(const std::string& suffix) const;
 };
 
@@ -48,6 +49,7 @@ inline std::vector<GoldenCase> LoadGoldenCases() {
     g.weights = c.value("weights", std::string());
     g.lengths = c.value("lengths", std::vector<std::size_t>());
     g.decode_steps = c.value("decode_steps", std::vector<std::size_t>());
+    g.prefix = c.value("prefix", std::string());
     cases.push_back(g);
   }
   return cases;

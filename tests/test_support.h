@@ -8,6 +8,8 @@
 #include <random>
 #include <vector>
 
+#include "runtime/error_metrics.h"
+
 namespace edgeattn {
 namespace testing_support {
 
@@ -22,27 +24,10 @@ inline std::vector<float> RandomNormal(std::size_t n, std::uint32_t seed, float 
   return v;
 }
 
-inline double MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
-  double m = 0.0;
-  for (std::size_t i = 0; i < a.size(); ++i) m = std::fmax(m, std::fabs(double(a[i]) - b[i]));
-  return m;
-}
-
-inline double MaxAbs(const std::vector<float>& a) {
-  double m = 0.0;
-  for (float x : a) m = std::fmax(m, std::fabs(double(x)));
-  return m;
-}
-
-inline double Cosine(const std::vector<float>& a, const std::vector<float>& b) {
-  double ab = 0.0, aa = 0.0, bb = 0.0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    ab += double(a[i]) * b[i];
-    aa += double(a[i]) * a[i];
-    bb += double(b[i]) * b[i];
-  }
-  return ab / std::sqrt(aa * bb);
-}
+// The error measures, shared with the CLI's bench (runtime/error_metrics.h).
+using edgeattn::Cosine;
+using edgeattn::MaxAbs;
+using edgeattn::MaxAbsDiff;
 
 }  // namespace testing_support
 }  // namespace edgeattn

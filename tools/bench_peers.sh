@@ -2,8 +2,11 @@
 # edgeattn against ONNX Runtime (PEERS.md's peer to beat) in the same run, on this machine:
 # installs Node.js and NumPy from Debian and onnxruntime-node from npm (its CPU library is
 # inside the package; install scripts are skipped, they only fetch GPU builds), writes ONNX
-# models of the contract shapes (tools/peers/make_onnx_models.py), then for each shape times
-# edgeattn and every ONNX Runtime variant back to back and prints a comparison.
+# models of the contract shapes (tools/peers/make_onnx_models.py: fp32 as plain operators, the
+# fused Attention and MultiHeadAttention; int8 as DynamicQuantizeMatMul projections around the
+# plain core or MultiHeadAttention, and QAttention), then for each shape times edgeattn and every
+# ONNX Runtime variant back to back and prints edgeattn against ONNX Runtime's best variant.
+# The JSON lines of the run stay in build/peers/run.jsonl (tools/plot_bench.py peers plots them).
 #
 #   tools/bench_peers.sh [THREADS=1,2] [MIN_TIME=1]
 # Needs the release build (cmake --preset release && cmake --build --preset release).
@@ -24,14 +27,16 @@ fi
 mkdir -p "$work"
 [ -d "$work/node_modules/onnxruntime-node" ] ||
   npm install --prefix "$work" --ignore-scripts --no-audit --no-fund onnxruntime-node@1.30.0
-[ -f "$work/models.json" ] || /usr/bin/python3 tools/peers/make_onnx_models.py "$work"
+# Written again when the generator changed since (new variants).
+[ "$work/models.json" -nt tools/peers/make_onnx_models.py ] ||
+  /usr/bin/python3 tools/peers/make_onnx_models.py "$work"
 edgeattn=build/release/tools/edgeattn
 [ -x "$edgeattn" ] || { echo "build the release preset first: $edgeattn is missing" >&2; exit 1; }
 lines="$work/run.jsonl"
 : >"$lines"
 for shape in tiny minilm bert whisper; do
-  "$edgeattn" bench --shape "$shape" --threads "$threads" --json --min-time "$min_time" |
-    grep -v '"reference"' | tee -a "$lines"
+  "$edgeattn" bench --shape "$shape" --threads "$threads" --json --min-time "$min_time" \
+    --reference always | grep -v '"mode":"reference"' | tee -a "$lines"
   NODE_PATH="$work/node_modules" node tools/peers/time_onnxruntime.js "$work" "$shape" \
     "$threads" "$min_time" | tee -a "$lines"
 done

@@ -4,17 +4,23 @@
 #   tools/install_deps.sh          native build and tests
 #   tools/install_deps.sh --arm    also the aarch64 cross compiler, qemu-user, arm64 libraries and
 #                                  the LLVM tools of tools/arm_model.py
+#   tools/install_deps.sh --plots  also Python's matplotlib, for tools/plot_bench.py
 set -euo pipefail
 
 packages=(cmake g++ make pkg-config libhwy-dev libtbb-dev libgtest-dev libgmock-dev
           libbenchmark-dev nlohmann-json3-dev libcli11-dev clang libclang-rt-14-dev valgrind)
 arm=0
-if [ "${1:-}" = "--arm" ]; then
-  arm=1
-  packages+=(g++-aarch64-linux-gnu qemu-user libhwy-dev:arm64 libtbb-dev:arm64
-             libgtest-dev:arm64 libgmock-dev:arm64)
-  packages+=(python3 llvm-14 llvm-19)  # tools/arm_model.py: llvm-mca, llvm-objdump
-fi
+for option in "$@"; do
+  case "$option" in
+    --arm)
+      arm=1
+      packages+=(g++-aarch64-linux-gnu qemu-user libhwy-dev:arm64 libtbb-dev:arm64
+                 libgtest-dev:arm64 libgmock-dev:arm64)
+      packages+=(python3 llvm-14 llvm-19) ;;  # tools/arm_model.py: llvm-mca, llvm-objdump
+    --plots) packages+=(python3-matplotlib) ;;
+    *) echo "install_deps.sh: unknown option '$option' (expected --arm or --plots)" >&2; exit 1 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

@@ -4,14 +4,15 @@
 # and the fixed-width SVE2_128 and SVE_256 targets. Prints the Highway target and the int8 path
 # each run used; fails if any run fails. Every kernel test runs on every ARM target; the rest of
 # the suite runs once, on the most common phone CPU class (NEON with the dot product), without
-# the tests whose cost is the scalar float reference on large shapes (full contract shapes,
-# options against the reference), the soak and the allocation counting, which stay in the
-# native run (qemu is 150-1700x slower): that keeps CI within its 10 minutes.
+# the tests whose cost is the scalar float reference or the fast path on large shapes (full
+# contract shapes, options against the reference, the bench's reference policy), the soak and
+# the allocation counting, which stay in the native run (qemu is 150-1700x slower): that keeps
+# CI within its 10 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install_deps.sh --arm
 cmake --preset aarch64 >/dev/null && cmake --build --preset aarch64
-slow='ContractShapes|OutlierChannelsOnBert|MatchReference|QuietWhenIdle|Soak|NoAllocation'
+slow='ContractShapes|OutlierChannelsOnBert|MatchReference|ReferencePolicy|QuietWhenIdle|Soak|NoAllocation'
 kernels='TestGroup/'  # the per-target kernel tests (HWY_EXPORT_AND_TEST_P)
 run() {  # QEMU_CPU, then ctest's selection
   local cpu=$1

@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "edgeattn/version.h"
+
 #if defined(__GNUC__) || defined(__clang__)
 #define EDGEATTN_C_API __attribute__((visibility("default")))
 #else
@@ -33,6 +35,10 @@ typedef struct edgeattn_config {
   int precision; /* an edgeattn_precision; int, so that any value a caller passes is checked */
   size_t int8_block; /* values per activation scale in int8 mode; 0: the default (64) */
   size_t num_kv_heads; /* grouped-query attention: a divisor of num_heads; 0: num_heads */
+  /* The projection and attention kernels by name (`edgeattn info` lists this CPU's); NULL or
+   * "": the best. */
+  const char* projection_kernel;
+  const char* attention_kernel;
 } edgeattn_config;
 
 /* Sizes are element counts, checked against d_model. A NULL bias means no bias. The input
@@ -41,7 +47,7 @@ typedef struct edgeattn_config {
 typedef struct edgeattn_weights {
   const float* in_proj_weight; /* [3 * d_model, d_model] */
   size_t in_proj_weight_size;
-  const float* in_proj_bias; /* [3 * d_model] or NULL */
+  const float* in_proj_bias; /* [3 * d_model] (grouped-query: [d_model + 2 * kv_dim]) or NULL */
   size_t in_proj_bias_size;
   const float* out_proj_weight; /* [d_model, d_model] */
   size_t out_proj_weight_size;
@@ -60,6 +66,22 @@ typedef struct edgeattn_weights {
   const float* v_proj_bias; /* [kv_dim] or NULL */
   size_t v_proj_bias_size;
 } edgeattn_weights;
+
+/* How a layer is found and checked in a safetensors file (edgeattn::LoadOptions in
+ * edgeattn.hpp has the rules in full); a zero-initialised struct loads a top-level layer in
+ * fp32 with strict checks. */
+typedef struct edgeattn_load_options {
+  size_t num_heads;   /* required for float files; int8 files record it (0: take it) */
+  int precision;      /* an edgeattn_precision; int8 files always run int8 */
+  size_t int8_block;  /* 0: the default (64) */
+  const char* prefix; /* NULL or "": top level; e.g. "model.encoder.layers.3.self_attn." */
+  int non_strict;     /* 0: strict, as PyTorch's load_state_dict(strict=True): missing,
+                         misspelled or foreign tensors and half-present bias sets are errors.
+                         1: unknown tensors are ignored, missing biases are zeros. */
+  int no_bias;        /* 1: bias=False, the layer has no biases (strict: none may be present) */
+  const char* projection_kernel; /* as in edgeattn_config */
+  const char* attention_kernel;
+} edgeattn_load_options;
 
 typedef enum edgeattn_attention_weights {
   EDGEATTN_WEIGHTS_NONE = 0,
@@ -86,6 +108,10 @@ typedef struct edgeattn_operator edgeattn_operator;
 typedef struct edgeattn_context edgeattn_context;
 typedef struct edgeattn_kv_cache edgeattn_kv_cache;
 
+/* The version of the library linked, "MAJOR.MINOR.PATCH" (static storage);
+ * EDGEATTN_VERSION_STRING is the version of the headers compiled against. */
+EDGEATTN_C_API const char* edgeattn_version(void);
+
 /* The message of the last failed call on this thread ("" if none). Valid until the next call
  * on this thread. */
 EDGEATTN_C_API const char* edgeattn_last_error(void);
@@ -98,8 +124,24 @@ EDGEATTN_C_API edgeattn_status edgeattn_operator_create(const edgeattn_config* c
  * for which num_heads may be 0). */
 EDGEATTN_C_API edgeattn_status edgeattn_operator_load(const char* path, size_t num_heads,
                                                       int precision, edgeattn_operator** out);
+/* Loads one layer from a safetensors file (memory-mapped, not copied): a state_dict of one
+ * layer or, with options->prefix, of a whole model. options NULL: all defaults (then only
+ * int8 files load, as num_heads is 0). */
+EDGEATTN_C_API edgeattn_status edgeattn_operator_load_ex(const char* path,
+                                                         const edgeattn_load_options* options,
+                                                         edgeattn_operator** out);
+/* The same from a safetensors file in memory (an AAssetManager buffer, iOS bundle data): the
+ * size bytes at data are read during the call only; the weights are packed into the operator,
+ * so the caller may free the buffer as soon as the call returns. */
+EDGEATTN_C_API edgeattn_status edgeattn_operator_load_memory(const void* data, size_t size,
+                                                             const edgeattn_load_options* options,
+                                                             edgeattn_operator** out);
 EDGEATTN_C_API void edgeattn_operator_destroy(edgeattn_operator* op);
 EDGEATTN_C_API size_t edgeattn_operator_d_model(const edgeattn_operator* op);
+/* The kernels the operator runs, e.g. "qd8_qc8w_vnni_4x4v" ("" for NULL): static strings that
+ * stay valid after the operator is destroyed. */
+EDGEATTN_C_API const char* edgeattn_operator_projection_kernel(const edgeattn_operator* op);
+EDGEATTN_C_API const char* edgeattn_operator_attention_kernel(const edgeattn_operator* op);
 
 /* threads = 0: one per hardware thread. One context per calling thread. */
 EDGEATTN_C_API edgeattn_status edgeattn_context_create(size_t threads, edgeattn_context** out);

@@ -17,11 +17,17 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "edgeattn/export.hpp"
 #include "edgeattn/executor.hpp"
+#include "edgeattn/version.h"
 
 namespace edgeattn {
+
+// The version of the library linked, "MAJOR.MINOR.PATCH"; EDGEATTN_VERSION_STRING is the version
+// of the headers compiled against.
+EDGEATTN_API const char* Version();
 
 class EDGEATTN_API Error : public std::runtime_error {
  public:
@@ -41,8 +47,10 @@ inline constexpr std::size_t kMaxBatch = 1 << 16;
 enum class Precision { kFp32, kInt8 };
 
 // Values per activation scale in int8 mode: a multiple of 4. Smaller blocks follow outlier
-// channels more closely; larger ones are faster. See README, "int8".
+// channels more closely; larger ones are faster. See docs/int8.md.
 inline constexpr std::size_t kDefaultInt8Block = 64;
+// Largest int8_block: whole rows of the largest d_model, and far more than accuracy allows.
+inline constexpr std::size_t kMaxInt8Block = 65536;
 
 struct Config {
   std::size_t d_model = 0;
@@ -52,6 +60,12 @@ struct Config {
   // Key/value heads, dividing num_heads (grouped-query attention; 1 = multi-query).
   // 0 means num_heads: plain multi-head attention.
   std::size_t num_kv_heads = 0;
+  // The projection kernel, by name (e.g. "qd8_qc8w_i16"); empty: the best this CPU runs for the
+  // precision. `edgeattn info` lists the kernels of this CPU; one it cannot run is an error.
+  std::string projection_kernel = "";
+  // The attention-core kernel, by name (e.g. "f32kv_f32_6x4v"); empty: the best this CPU runs.
+  // It also sets how a KvCache made for the operator stores keys and values.
+  std::string attention_kernel = "";
 };
 
 // An array and its element count (checked against the shape it must have).
@@ -125,7 +139,49 @@ struct ForwardOptions {
   Span<float> attn_weights{};
 };
 
+// How MultiheadAttention::Load finds and checks one attention layer in a safetensors file
+// (the rules in full: docs/weights.md). The defaults load a file written from one
+// nn.MultiheadAttention's state_dict with strict checks.
+struct LoadOptions {
+  // Float files do not record the number of heads, so it is required for them. int8 files
+  // written by SaveInt8 record it: 0 takes it from the file, anything else must match.
+  std::size_t num_heads = 0;
+  // Float files: kInt8 quantizes the projections while loading. int8 files always run int8.
+  Precision precision = Precision::kFp32;
+  std::size_t int8_block = kDefaultInt8Block;
+  // Where the layer's tensors start in a whole-model checkpoint, e.g.
+  // "model.encoder.layers.3.self_attn." or "bert.encoder.layer.3.attention." (a final '.' is
+  // added if missing). Empty: the names are at the top level. Names are matched against the
+  // naming schemes of PyTorch nn.MultiheadAttention (in_proj_weight, out_proj.weight), Hugging
+  // Face BERT/MiniLM (self.query.weight, ..., output.dense.weight), Whisper/BART (q_proj.weight,
+  // ..., out_proj.weight) and Llama/Mistral/Qwen2/Gemma (q_proj.weight, ..., o_proj.weight).
+  std::string prefix;
+  // As PyTorch's load_state_dict(strict=True): every tensor under the prefix must be one the
+  // layer's scheme uses, or a part of the family's attention block that is not attention
+  // (BERT's output.LayerNorm, Llama's rotary_emb.inv_freq), and the biases present must be a
+  // set the family has (PyTorch: both or neither; Whisper: no k_proj bias; Qwen2: q/k/v only;
+  // Llama: none). Misspelled, half-present and foreign tensors are errors that name them.
+  // false: unknown tensors are ignored and missing biases are zeros (PyTorch's initial
+  // value); missing weights are still errors.
+  bool strict = true;
+  // bias=False: the layer has no biases. Strict, any bias tensor in the file is an error;
+  // non-strict, the file's biases are ignored.
+  bool no_bias = false;
+  // As Config::projection_kernel and Config::attention_kernel: kernels by name, or empty for
+  // the best this CPU runs.
+  std::string projection_kernel = "";
+  std::string attention_kernel = "";
+};
+
+// The projection kernels this CPU runs for `precision`, best first: the names
+// Config::projection_kernel accepts.
+EDGEATTN_API std::vector<std::string> ProjectionKernels(Precision precision);
+// The attention-core kernels this CPU runs, best first: the names Config::attention_kernel
+// accepts.
+EDGEATTN_API std::vector<std::string> AttentionKernels();
+
 class MultiheadAttention;
+class SafetensorsFile;
 
 // Keys and values of earlier positions for incremental decoding with
 // MultiheadAttention::Decode: room for max_length positions of `batch` sequences, allocated
@@ -187,14 +243,24 @@ class EDGEATTN_API MultiheadAttention {
   // Validates the configuration and the weights, then packs the weights; the views may be
   // released afterwards.
   MultiheadAttention(const Config& config, const WeightsView& weights);
-  // Loads a safetensors file as written by safetensors.torch.save_file(mha.state_dict(), path),
-  // or an int8 file written by SaveInt8 (which runs in int8 whatever `precision` says).
+  // Loads one attention layer from a safetensors file: one written by
+  // safetensors.torch.save_file(mha.state_dict(), path), a whole-model checkpoint (with
+  // options.prefix), or an int8 file written by SaveInt8. The file is memory-mapped, not read
+  // into a heap copy; F32 tensors are packed straight from the mapping (peak memory: the file
+  // plus the packed weights), F16, BF16 and F64 ones through float32 copies made first.
+  static MultiheadAttention Load(const std::string& path, const LoadOptions& options);
+  // Load(path, {num_heads, precision, int8_block}): a top-level layer, strict.
   static MultiheadAttention Load(const std::string& path, std::size_t num_heads,
                                  Precision precision = Precision::kFp32,
                                  std::size_t int8_block = kDefaultInt8Block);
+  // The same from a safetensors file in memory (an Android AAssetManager buffer, iOS bundle
+  // data): size bytes at data, read while this call runs and never after. The weights are
+  // packed into the operator, so the buffer may be freed when the call returns.
+  static MultiheadAttention LoadFromMemory(const void* data, std::size_t size,
+                                           const LoadOptions& options);
 
   // int8 operators only: writes the quantized weights (I8 tensors and F32 scales; names and
-  // metadata in README, "int8 weight files"), which Load reads back bit for bit.
+  // metadata in docs/int8.md, "int8 weight files"), which Load reads back bit for bit.
   void SaveInt8(const std::string& path) const;
 
   MultiheadAttention(MultiheadAttention&&) noexcept;
@@ -203,6 +269,10 @@ class EDGEATTN_API MultiheadAttention {
 
   // A moved-from operator holds nothing: this and every call on it throw edgeattn::Error.
   const Config& config() const;
+  // The projection kernel chosen when the operator was built (see Config::projection_kernel).
+  const char* projection_kernel() const;
+  // The attention-core kernel chosen when the operator was built (Config::attention_kernel).
+  const char* attention_kernel() const;
 
   // Cross-attention: query [B, Lq, d], key and value [B, Lk, d] -> out [B, Lq, d].
   // Buffers may alias: query, key and value may be the same or overlapping memory (the result
@@ -227,6 +297,7 @@ class EDGEATTN_API MultiheadAttention {
 
  private:
   MultiheadAttention();
+  static MultiheadAttention LoadLayer(const SafetensorsFile& file, const LoadOptions& options);
   std::unique_ptr<Impl> impl_;
 };
 

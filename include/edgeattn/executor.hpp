@@ -1,5 +1,6 @@
-// How edgeattn runs work on threads. A forward call splits each of its phases into a fixed
-// number of equal parts, one per worker, so results never depend on timing or thread count.
+// How edgeattn runs work on threads. A forward call splits each of its phases into work items
+// that write disjoint outputs, and every item computes the same whichever worker runs it, so
+// results never depend on timing or thread count.
 // Applications may supply their own Executor to run edgeattn on a pool they already have.
 #ifndef EDGEATTN_EXECUTOR_HPP_
 #define EDGEATTN_EXECUTOR_HPP_

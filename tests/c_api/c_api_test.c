@@ -23,6 +23,35 @@ static void check_error(edgeattn_status status, const char* fragment, const char
         what);
 }
 
+/* A safetensors file in memory: the layer of `op` below (identity projections, out bias
+ * (0.5, -0.5), a zero in_proj_bias) at "layers.0.self_attn." of a model, as its state_dict
+ * names it. Returns the size. */
+static size_t layer_file(unsigned char* buf, const float* eye3, const float* eye,
+                         const float* out_bias) {
+  const char* header =
+      "{\"layers.0.self_attn.in_proj_bias\":{\"dtype\":\"F32\",\"shape\":[6],"
+      "\"data_offsets\":[0,24]},"
+      "\"layers.0.self_attn.in_proj_weight\":{\"dtype\":\"F32\",\"shape\":[6,2],"
+      "\"data_offsets\":[24,72]},"
+      "\"layers.0.self_attn.out_proj.bias\":{\"dtype\":\"F32\",\"shape\":[2],"
+      "\"data_offsets\":[72,80]},"
+      "\"layers.0.self_attn.out_proj.weight\":{\"dtype\":\"F32\",\"shape\":[2,2],"
+      "\"data_offsets\":[80,96]}}";
+  const float zeros[6] = {0, 0, 0, 0, 0, 0};
+  size_t n = strlen(header);
+  const size_t padded = (n + 7) / 8 * 8;
+  size_t i;
+  for (i = 0; i < 8; ++i) buf[i] = (unsigned char)((padded >> (8 * i)) & 0xFF);
+  memcpy(buf + 8, header, n);
+  memset(buf + 8 + n, ' ', padded - n);
+  n = 8 + padded;
+  memcpy(buf + n, zeros, 24);
+  memcpy(buf + n + 24, eye3, 48);
+  memcpy(buf + n + 72, out_bias, 8);
+  memcpy(buf + n + 80, eye, 16);
+  return n + 96;
+}
+
 int main(void) {
   /* d_model 2, one head, identity projections, out bias (0.5, -0.5): for x = I, row 0 of the
    * output is (a + 0.5, 0.5 - a) with a = 1 / (1 + exp(-1 / sqrt(2))) (see reference_test). */
@@ -37,6 +66,14 @@ int main(void) {
   edgeattn_operator* op = NULL;
   edgeattn_context* context = NULL;
 
+  {
+    /* The library's version is the headers' and agrees with the numeric macros. */
+    char numbers[64];
+    snprintf(numbers, sizeof(numbers), "%d.%d.%d", EDGEATTN_VERSION_MAJOR, EDGEATTN_VERSION_MINOR,
+             EDGEATTN_VERSION_PATCH);
+    check(strcmp(edgeattn_version(), EDGEATTN_VERSION_STRING) == 0, "version: library = headers");
+    check(strcmp(EDGEATTN_VERSION_STRING, numbers) == 0, "version: string = numbers");
+  }
   check(edgeattn_operator_create(&config, &weights, &op) == EDGEATTN_OK, "create");
   check(edgeattn_context_create(2, &context) == EDGEATTN_OK, "context");
   check(edgeattn_operator_d_model(op) == 2, "d_model");
@@ -130,6 +167,61 @@ int main(void) {
   check_error(edgeattn_forward(op, NULL, x, 1, 2, NULL, NULL, 0, y), "context", "null context");
   check_error(edgeattn_forward(op, context, x, 1, 2, NULL, NULL, 0, NULL), "out.data", "null out");
 
+  /* The same layer loaded from a model file in memory, then from disk; the buffer is not read
+   * after the load returns. */
+  {
+    unsigned char buf[1024];
+    const size_t size = layer_file(buf, eye3, eye, out_bias);
+    edgeattn_load_options options;
+    edgeattn_operator* loaded = NULL;
+    float z[4] = {0, 0, 0, 0};
+    FILE* f;
+    memset(&options, 0, sizeof options);
+    options.num_heads = 1;
+    options.prefix = "layers.0.self_attn";
+    check(edgeattn_operator_load_memory(buf, size, &options, &loaded) == EDGEATTN_OK,
+          "load from memory");
+    memset(buf, 0, sizeof buf);
+    check(edgeattn_forward(loaded, context, x, 1, 2, NULL, NULL, 0, z) == EDGEATTN_OK,
+          "forward after the buffer is gone");
+    check(fabs(z[0] - (a + 0.5)) < 1e-6 && fabs(z[1] - (0.5 - a)) < 1e-6, "memory load values");
+    edgeattn_operator_destroy(loaded);
+    layer_file(buf, eye3, eye, out_bias);
+    f = fopen("c_api_layer.safetensors", "wb");
+    check(f != NULL && fwrite(buf, 1, size, f) == size, "write layer file");
+    if (f != NULL) fclose(f);
+    loaded = NULL;
+    check(edgeattn_operator_load_ex("c_api_layer.safetensors", &options, &loaded) == EDGEATTN_OK,
+          "load_ex from a file");
+    check(edgeattn_operator_d_model(loaded) == 2, "load_ex d_model");
+    edgeattn_operator_destroy(loaded);
+    remove("c_api_layer.safetensors");
+    loaded = NULL;
+    options.num_heads = 0;
+    check_error(edgeattn_operator_load_memory(buf, size, &options, &loaded), "num_heads",
+                "float weights need num_heads");
+    options.num_heads = 1;
+    check_error(edgeattn_operator_load_memory(buf, size, NULL, &loaded), "top level",
+                "defaults: the top level");
+    check(loaded == NULL, "no operator on a failed load");
+    options.prefix = "layers.1.";
+    check_error(edgeattn_operator_load_memory(buf, size, &options, &loaded),
+                "'layers.0.self_attn.' (torch)", "a wrong prefix lists the layers");
+    options.prefix = "layers.0.self_attn.";
+    options.no_bias = 1;
+    check_error(edgeattn_operator_load_memory(buf, size, &options, &loaded), "no_bias",
+                "no_bias with biases in the file, strict");
+    options.non_strict = 1;
+    check(edgeattn_operator_load_memory(buf, size, &options, &loaded) == EDGEATTN_OK,
+          "no_bias, non-strict: biases dropped");
+    edgeattn_operator_destroy(loaded);
+    check_error(edgeattn_operator_load_memory(buf, size - 1, &options, &loaded), "memory buffer",
+                "truncated buffer");
+    check_error(edgeattn_operator_load_memory(NULL, size, &options, &loaded), "data",
+                "null buffer");
+    check_error(edgeattn_operator_load_ex(NULL, &options, &loaded), "path", "null path (ex)");
+  }
+
   edgeattn_operator* bad = NULL;
   config.num_heads = 3;
   check_error(edgeattn_operator_create(&config, &weights, &bad), "num_heads", "3 heads for d 2");
@@ -150,6 +242,36 @@ int main(void) {
               "/nonexistent/m.safetensors", "missing file");
   check_error(edgeattn_operator_load(NULL, 1, EDGEATTN_FP32, &bad), "path", "null path");
   check_error(edgeattn_context_create(1, NULL), "out", "null context out");
+  {
+    /* Kernels by name: the one chosen is named, an unknown name lists the available ones, and a
+     * name without a NUL within 64 bytes is refused without reading past them. */
+    edgeattn_config named = config;
+    edgeattn_operator* forced = NULL;
+    char unterminated[80];
+    named.precision = EDGEATTN_FP32;
+    named.int8_block = 0;
+    check(edgeattn_operator_create(&named, &weights, &forced) == EDGEATTN_OK, "best kernel");
+    check(strncmp(edgeattn_operator_projection_kernel(forced), "f32_", 4) == 0, "kernel name");
+    named.projection_kernel = edgeattn_operator_projection_kernel(forced);
+    edgeattn_operator_destroy(forced);
+    forced = NULL;
+    check(edgeattn_operator_create(&named, &weights, &forced) == EDGEATTN_OK, "forced kernel");
+    check(strncmp(edgeattn_operator_attention_kernel(forced), "f32kv_", 6) == 0,
+          "attention kernel name");
+    edgeattn_operator_destroy(forced);
+    named.attention_kernel = "no_such_kernel";
+    check_error(edgeattn_operator_create(&named, &weights, &bad), "attention kernels",
+                "unknown attention kernel");
+    named.attention_kernel = NULL;
+    named.projection_kernel = "no_such_kernel";
+    check_error(edgeattn_operator_create(&named, &weights, &bad), "kernels this CPU runs",
+                "unknown kernel");
+    memset(unterminated, 'x', sizeof(unterminated));
+    named.projection_kernel = unterminated;
+    check_error(edgeattn_operator_create(&named, &weights, &bad), "NUL-terminated",
+                "unterminated kernel name");
+    check(strcmp(edgeattn_operator_projection_kernel(NULL), "") == 0, "kernel of NULL");
+  }
   {
     edgeattn_context* none = NULL;
     check_error(edgeattn_context_create((size_t)-1, &none), "threads", "threads = -1");

@@ -2,12 +2,19 @@
 // the float reference. Exit code 0 on agreement.
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/reference.hpp"
 
 int main() {
+  // The installed headers and library carry the same version.
+  if (std::strcmp(edgeattn::Version(), EDGEATTN_VERSION_STRING) != 0) {
+    std::printf("edgeattn consumer: library %s, headers %s\n", edgeattn::Version(),
+                EDGEATTN_VERSION_STRING);
+    return 1;
+  }
   const std::size_t d = 16, heads = 2, length = 5;
   std::vector<float> in_w(3 * d * d), in_b(3 * d), out_w(d * d), out_b(d), x(length * d);
   for (std::size_t i = 0; i < in_w.size(); ++i) in_w[i] = std::sin(0.37f * i) * 0.25f;

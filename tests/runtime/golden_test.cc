@@ -1,6 +1,7 @@
 // The forward pass reproduces PyTorch's nn.MultiheadAttention on models it exported, with its
 // masks and attention weights, and the generator's own grouped-query / causal reference
-// (also replayed as KV-cache decode steps).
+// (also replayed as KV-cache decode steps); checkpoint cases load one layer of a whole model
+// (nn.TransformerEncoder, Hugging Face BERT, Whisper, Qwen2 layouts) by its prefix.
 #include <limits>
 #include <memory>
 #include <vector>
@@ -62,10 +63,13 @@ ForwardOptions MaskOptions(const GoldenCase& c, Masks* m) {
 
 TEST(GoldenTest, MatchesPyTorch) {
   const std::vector<GoldenCase> cases = testing_support::LoadGoldenCases();
-  ASSERT_GE(cases.size(), 14u);
+  ASSERT_GE(cases.size(), 18u);
   for (const GoldenCase& c : cases) {
     SCOPED_TRACE(c.name);
-    const MultiheadAttention mha = MultiheadAttention::Load(c.Path(".safetensors"), c.heads);
+    LoadOptions load;
+    load.num_heads = c.heads;
+    load.prefix = c.prefix;
+    const MultiheadAttention mha = MultiheadAttention::Load(c.Path(".safetensors"), load);
     const NpyArray query = ReadNpy(c.Path("_query.npy"));
     const NpyArray expected = ReadNpy(c.Path("_output.npy"));
     const NpyArray key = c.cross ? ReadNpy(c.Path("_key.npy")) : query;

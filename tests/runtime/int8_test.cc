@@ -2,6 +2,9 @@
 // outlier channels, int8 weight files, bad configurations.
 #include <cmath>
 #include <cstdio>
+#include <limits>
+#include <map>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -10,6 +13,7 @@
 #include "edgeattn/safetensors.hpp"
 #include "runtime/benchmark_case.h"
 #include "tests/runtime/test_model.h"
+#include "tests/scratch_dir.h"
 #include "tests/test_support.h"
 
 namespace edgeattn {
@@ -126,6 +130,134 @@ TEST(Int8Test, GroupedQueryWeightsSaveAndLoad) {
   const std::vector<float> x = RandomActivations(7 * 48, 5);
   EXPECT_EQ(Forward1(loaded, x, 7), Forward1(mha, x, 7));
   std::remove(path.c_str());
+}
+
+// A copy of an int8 file with some tensors or metadata replaced (an empty tensor name: none).
+struct Int8FileEdit {
+  std::map<std::string, std::string> metadata;
+  std::string drop_metadata;
+  std::string drop_tensor;
+  std::string scale_name;  // scale_name[scale_row] = scale_value
+  std::size_t scale_row = 0;
+  float scale_value = 0.0f;
+  std::string extra_tensor;
+};
+
+std::vector<std::uint8_t> Edited(const SafetensorsFile& file, const Int8FileEdit& edit) {
+  SafetensorsWriter writer;
+  std::vector<std::vector<float>> scales;
+  for (const auto& [name, info] : file.tensors()) {
+    if (name == edit.drop_tensor) continue;
+    if (name == edit.scale_name) {
+      scales.push_back(file.ReadFloat(name));
+      scales.back()[edit.scale_row] = edit.scale_value;
+      writer.Add(name, info.dtype, info.shape, scales.back().data());
+      continue;
+    }
+    writer.Add(name, info.dtype, info.shape, file.Data(name));
+  }
+  if (!edit.extra_tensor.empty()) writer.Add(edit.extra_tensor, DType::kF32, {1}, &edit.scale_value);
+  std::map<std::string, std::string> metadata = file.metadata();
+  for (const auto& [key, value] : edit.metadata) metadata[key] = value;
+  metadata.erase(edit.drop_metadata);
+  for (const auto& [key, value] : metadata) writer.SetMetadata(key, value);
+  return writer.Serialize();
+}
+
+void ExpectInt8LoadError(const std::vector<std::uint8_t>& bytes, const std::string& fragment,
+                         LoadOptions options = {}) {
+  try {
+    MultiheadAttention::LoadFromMemory(bytes.data(), bytes.size(), options);
+    ADD_FAILURE() << "loaded; expected '" << fragment << "'";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+// Every number, name and scale of an int8 file is checked: nothing loads that would flip,
+// zero or poison a projection.
+TEST(Int8Test, FileValidation) {
+  RandomModel model(16, 2, 5);
+  // Row 3 of Wq all zeros: its scale is legitimately 0.
+  for (std::size_t c = 0; c < 16; ++c) model.in_proj_weight[3 * 16 + c] = 0.0f;
+  testing_support::ScratchDir dir;
+  const std::string path = dir.Path("int8.safetensors");
+  Int8(model, 8).SaveInt8(path);
+  const SafetensorsFile file = SafetensorsFile::Read(path);
+  ASSERT_EQ(file.ReadFloat("in_proj_weight.scale")[3], 0.0f);
+  EXPECT_NO_THROW(MultiheadAttention::Load(path, 0));
+  // Scales: NaN, inf, negative, and zero for a row with values, in both tensors.
+  for (const char* name : {"in_proj_weight.scale", "out_proj.weight.scale"}) {
+    for (float bad : {std::numeric_limits<float>::quiet_NaN(),
+                      std::numeric_limits<float>::infinity(), -0.5f, 0.0f}) {
+      Int8FileEdit edit;
+      edit.scale_name = name;
+      edit.scale_row = 5;
+      edit.scale_value = bad;
+      ExpectInt8LoadError(Edited(file, edit), std::string(name) + "[5]: expected a finite scale");
+    }
+  }
+  // Metadata numbers are decimal digits only, and required where the format requires them.
+  for (const char* key : {"num_heads", "int8_block", "d_model", "num_kv_heads"}) {
+    for (const char* bad : {"4x", "64abc", "1e2", "-4", " 4", "+4", "04", "0x10", "",
+                            "99999999999999999999999"}) {
+      Int8FileEdit edit;
+      edit.metadata[key] = bad;
+      ExpectInt8LoadError(Edited(file, edit), "__metadata__ '" + std::string(key) +
+                                                  "': expected a decimal whole number");
+    }
+  }
+  for (const char* key : {"num_heads", "int8_block", "d_model"}) {
+    Int8FileEdit edit;
+    edit.drop_metadata = key;
+    ExpectInt8LoadError(Edited(file, edit), "expected __metadata__ '" + std::string(key) + "'");
+  }
+  Int8FileEdit d_model;
+  d_model.metadata["d_model"] = "8";
+  ExpectInt8LoadError(Edited(file, d_model), "in_proj_weight.int8: expected I8 [24, 8]");
+  Int8FileEdit format;
+  format.metadata["format"] = "edgeattn-int8-v2";
+  ExpectInt8LoadError(Edited(file, format), "'format': expected 'edgeattn-int8-v1', got "
+                                            "'edgeattn-int8-v2'");
+  format.metadata.clear();
+  format.drop_metadata = "format";
+  ExpectInt8LoadError(Edited(file, format), "expected __metadata__ 'format'");
+  Int8FileEdit heads;
+  heads.metadata["num_heads"] = "3";  // does not divide d_model 16
+  ExpectInt8LoadError(Edited(file, heads), "num_heads");
+  // Strict names, as for float files.
+  Int8FileEdit extra;
+  extra.extra_tensor = "out_proj.bais";
+  ExpectInt8LoadError(Edited(file, extra), "unexpected tensor 'out_proj.bais'");
+  LoadOptions lenient;
+  lenient.strict = false;
+  const std::vector<std::uint8_t> with_extra = Edited(file, extra);
+  EXPECT_NO_THROW(MultiheadAttention::LoadFromMemory(with_extra.data(), with_extra.size(), lenient));
+  Int8FileEdit missing;
+  missing.drop_tensor = "out_proj.weight.scale";
+  ExpectInt8LoadError(Edited(file, missing), "missing tensor 'out_proj.weight.scale'");
+  LoadOptions prefixed;
+  prefixed.prefix = "layers.0.";
+  ExpectInt8LoadError(Edited(file, {}), "an int8 file holds one layer at the top level", prefixed);
+  LoadOptions no_bias;
+  no_bias.no_bias = true;
+  ExpectInt8LoadError(Edited(file, {}), "no_bias (bias=False) expects no bias tensors", no_bias);
+}
+
+// A row of NaN weights quantizes to a NaN scale: SaveInt8 refuses it rather than write a file
+// that cannot load.
+TEST(Int8Test, SaveRefusesNonFiniteScales) {
+  RandomModel model(16, 2, 6);
+  model.out_proj_weight[2 * 16 + 1] = std::numeric_limits<float>::quiet_NaN();
+  testing_support::ScratchDir dir;
+  try {
+    Int8(model).SaveInt8(dir.Path("nan.safetensors"));
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("out_proj.weight.scale[2]"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(dir.Names().empty());
 }
 
 TEST(Int8Test, BadBlockSizes) {

@@ -81,7 +81,7 @@ TEST(NpyTest, ReadsVersion2AndNumpyStyleHeaders) {
 
 TEST(NpyTest, MalformedFiles) {
   ExpectParseError({'P', 'K', 3, 4, 5, 6, 7, 8, 9, 10}, "not an .npy file");
-  ExpectParseError(NpyWithHeader("{}", 0, 9), "version 9");
+  ExpectParseError(NpyWithHeader("{}", 0, 9), "version 9.0");
   std::vector<std::uint8_t> past_end = NpyWithHeader("{}", 0);
   past_end[8] = 0xFF;
   ExpectParseError(past_end, "runs past the end");
@@ -120,6 +120,64 @@ TEST(NpyTest, MalformedFiles) {
       NpyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2 3), }", 24),
       "expected ',' or ')'");
   EXPECT_THROW(ReadNpy("/nonexistent/x.npy"), Error);
+}
+
+// numpy's own reader (numpy/lib/format.py: read_magic, _read_array_header, _filter_header and
+// ast.literal_eval) rejects each of these; so does ParseNpy.
+TEST(NpyTest, RejectsWhatNumpyRejects) {
+  const std::string ok = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }";
+  EXPECT_NO_THROW(ParseNpy(NpyWithHeader(ok + "   \n", 8), "x.npy"));
+  EXPECT_NO_THROW(ParseNpy(NpyWithHeader(ok + " \r\n\n", 8), "x.npy"));
+  EXPECT_NO_THROW(ParseNpy(NpyWithHeader("{\n 'descr' : '<f4' ,\n 'fortran_order':False,"
+                                         "'shape':(2,)}", 8),
+                           "x.npy"));
+  EXPECT_NO_THROW(ParseNpy(NpyWithHeader("{'descr': '<f4', 'fortran_order': False, "
+                                         "'shape': (2L, 1L), }", 8),
+                           "x.npy"));  // Python 2 longs, versions 1.0 and 2.0 only
+  // Commas between entries are required.
+  ExpectParseError(NpyWithHeader("{'descr': '<f4' 'fortran_order': False, 'shape': (2,)}", 8),
+                   "expected ',' or '}'");
+  ExpectParseError(NpyWithHeader("{'descr': '<f4',, 'fortran_order': False, 'shape': (2,)}", 8),
+                   "expected a quoted string");
+  // Nothing but spaces and line ends after the dict.
+  ExpectParseError(NpyWithHeader(ok + " junk", 8), "unexpected 'junk' after the closing '}'");
+  ExpectParseError(NpyWithHeader(ok + "\n  ", 8), "after the closing '}'");
+  ExpectParseError(NpyWithHeader(ok + "}", 8), "after the closing '}'");
+  // Over numpy's 10000-character limit, even when well formed.
+  ExpectParseError(NpyWithHeader(ok + std::string(10000, ' ') + "\n", 8),
+                   "over numpy's limit of 10000");
+  // (2) is the number 2 in Python, not a shape.
+  ExpectParseError(NpyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2)}", 8),
+                   "a one-element shape needs a comma");
+  ExpectParseError(NpyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (02,)}", 8),
+                   "leading zero");
+  ExpectParseError(NpyWithHeader("{'descr': '<f4', 'fortran_order': Falsey, 'shape': (2,)}", 8),
+                   "True or False");
+  ExpectParseError(NpyWithHeader("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, "
+                                 "'shape': (2,)}", 8),
+                   "'descr' appears twice");
+  ExpectParseError(NpyWithHeader("{'descr': '\\x3cf4', 'fortran_order': False, 'shape': (2,)}", 8),
+                   "backslash");
+  ExpectParseError(NpyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2L,)}", 8, 3),
+                   "expected ',' or ')'");  // no L in version 3.0
+  ExpectParseError(NpyWithHeader(ok + std::string(1, '\0'), 8), "NUL byte");
+  ExpectParseError(NpyWithHeader("{'descr': '<f\xff', 'fortran_order': False, 'shape': (2,)}",
+                                 8, 3),
+                   "not UTF-8");
+  std::vector<std::uint8_t> minor = NpyWithHeader(ok, 8);
+  minor[7] = 1;
+  ExpectParseError(minor, "unsupported format version 1.1");
+}
+
+// A descr with a NUL or an escape sequence is shown escaped, not echoed raw.
+TEST(NpyTest, ErrorsEscapeTheDescr) {
+  ExpectParseError(NpyWithHeader(std::string("{'descr': '<f") + '\0' +
+                                     "', 'fortran_order': False, 'shape': (2,)}",
+                                 8, 3),
+                   "malformed header: it holds a NUL byte");
+  ExpectParseError(
+      NpyWithHeader("{'descr': '<f\x1b[2J', 'fortran_order': False, 'shape': (2,)}", 8),
+      "got '<f\\x1B[2J'");
 }
 
 // Found by the fuzzer: an empty array (a zero dimension) once passed a null pointer to memcpy.

@@ -1,6 +1,7 @@
 // Scheduling: results independent of thread count and executor, executors that run every worker
 // once, concurrent callers, and no CPU burned once a call has returned.
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -233,7 +234,7 @@ TEST(SchedulerTest, CallFromInsideItsOwnTbbArenaCompletes) {
   std::FILE* statm = std::fopen("/proc/self/statm", "r");
   if (statm == nullptr || std::fscanf(statm, "%ld", &pages) != 1) std::_Exit(4);
   std::fclose(statm);
-  const rlim_t limit = static_cast<rlim_t>(pages) * 4096 + (48u << 20);
+  const rlim_t limit = static_cast<rlim_t>(pages) * sysconf(_SC_PAGESIZE) + (48u << 20);
   const rlimit as{limit, limit};
   if (setrlimit(RLIMIT_AS, &as) != 0) std::_Exit(5);
   try {

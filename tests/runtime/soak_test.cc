@@ -1,5 +1,7 @@
 // Long runs: many forward calls on the tiny shape with 2 threads must not grow resident memory.
-// EDGEATTN_SOAK_CALLS sets the count (default 5,000 here; the README reports 100,000).
+// EDGEATTN_SOAK_CALLS sets the count (default 5,000 here; docs/robustness.md reports 100,000).
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -17,7 +19,7 @@ double ResidentMiB() {
   std::ifstream statm("/proc/self/statm");
   long pages_total = 0, pages_resident = 0;
   statm >> pages_total >> pages_resident;
-  return pages_resident * 4096.0 / (1024 * 1024);
+  return pages_resident * double(sysconf(_SC_PAGESIZE)) / (1024 * 1024);
 }
 
 TEST(SoakTest, ResidentMemoryDoesNotGrow) {

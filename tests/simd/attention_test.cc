@@ -24,30 +24,52 @@ namespace {
 using testing_support::kFloatEps;
 using testing_support::RandomNormal;
 
+// The attention kernels of the target under test: each test runs every one of them.
+std::vector<const simd::AttentionKernel*> Kernels() {
+  std::vector<const simd::AttentionKernel*> kernels = simd::AttentionKernels(simd::KvType::kF32);
+  EXPECT_FALSE(kernels.empty());
+  for (const simd::AttentionKernel* kernel : kernels) {
+    EXPECT_EQ(simd::FindAttentionKernel(kernel->kv, kernel->name), kernel);
+  }
+  return kernels;
+}
+
+// Runs check on every kernel of the target under test, stopping at the first fatal failure.
+void ForEachKernel(void (*check)(const simd::AttentionKernel&)) {
+  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(HWY_TARGET));
+  for (const simd::AttentionKernel* kernel : Kernels()) {
+    SCOPED_TRACE(kernel->name);
+    check(*kernel);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
 struct Head {
+  const simd::AttentionKernel& kernel;
   size_t lq, lk, dk, ld;  // ld: row stride of q, k, v and out (wider than dk, like a head slice)
   std::vector<float> q, k, v;
-  hwy::AlignedFreeUniquePtr<float[]> keys, values, scratch;
+  hwy::AlignedFreeUniquePtr<uint8_t[]> keys, values;
+  hwy::AlignedFreeUniquePtr<float[]> scratch;
 
-  Head(size_t lq_, size_t lk_, size_t dk_, uint32_t seed)
-      : lq(lq_), lk(lk_), dk(dk_), ld(dk_ + 5) {
+  Head(const simd::AttentionKernel& kernel_, size_t lq_, size_t lk_, size_t dk_, uint32_t seed)
+      : kernel(kernel_), lq(lq_), lk(lk_), dk(dk_), ld(dk_ + 5) {
     q = RandomNormal(lq * ld, seed);
     k = RandomNormal(lk * ld, seed + 1);
     v = RandomNormal(lk * ld, seed + 2);
-    keys = hwy::AllocateAligned<float>(simd::AttentionPackedKeysSize(lk, dk));
-    values = hwy::AllocateAligned<float>(simd::AttentionPackedValuesSize(lk, dk));
-    scratch = hwy::AllocateAligned<float>(simd::AttentionScratchSize(dk));
+    keys = hwy::AllocateAligned<uint8_t>(kernel.keys_bytes(lk, dk));
+    values = hwy::AllocateAligned<uint8_t>(kernel.values_bytes(lk, dk));
+    scratch = hwy::AllocateAligned<float>(kernel.scratch_floats(dk));
   }
 
-  // Packs the keys and values in pieces (as a KV cache appends them) into buffers full of NaN:
-  // no stale lane may reach a result.
+  // Packs the keys and values in pieces (as a KV cache appends them) into buffers of all-ones
+  // bytes (NaN as floats): no stale lane may reach a result.
   void Pack() {
-    std::fill_n(keys.get(), simd::AttentionPackedKeysSize(lk, dk), NAN);
-    std::fill_n(values.get(), simd::AttentionPackedValuesSize(lk, dk), NAN);
+    std::fill_n(keys.get(), kernel.keys_bytes(lk, dk), 0xFF);
+    std::fill_n(values.get(), kernel.values_bytes(lk, dk), 0xFF);
     for (size_t first = 0; first < lk;) {
       const size_t count = std::min(lk - first, first % 3 == 0 ? size_t{70} : size_t{1});
-      simd::PackAttentionKeysValues(k.data() + first * ld, ld, v.data() + first * ld, ld, first,
-                                    count, dk, keys.get(), values.get());
+      kernel.pack(k.data() + first * ld, ld, v.data() + first * ld, ld, first, count, dk,
+                  keys.get(), values.get());
       first += count;
     }
   }
@@ -66,22 +88,21 @@ struct Head {
     Pack();
     size_t begin = 0;
     for (size_t end : cuts) {
-      simd::AttentionHeadF32(args, begin, end, scratch.get());
+      kernel.run(args, begin, end, scratch.get());
       begin = end;
     }
-    simd::AttentionHeadF32(args, begin, lq, scratch.get());
+    kernel.run(args, begin, lq, scratch.get());
   }
   float Scale() const { return 1.0f / std::sqrt(float(dk)); }
 };
 
-void TestAttentionMatchesScalar() {
-  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(HWY_TARGET));
+void CheckAttentionMatchesScalar(const simd::AttentionKernel& kernel) {
   uint32_t seed = 1000;
   for (size_t dk : {1, 3, 8, 17, 32, 64, 80}) {
     for (size_t lk : {1, 3, 17, 255, 256, 257, 300, 513}) {
       for (size_t lq : {1, 3, 17, 65}) {
         if (lq * lk * dk > 600000) continue;
-        Head head(lq, lk, dk, seed);
+        Head head(kernel, lq, lk, dk, seed);
         seed += 3;
         const std::vector<float> out = head.Run({});
         const double scale = head.Scale();
@@ -130,11 +151,10 @@ void TestAttentionMatchesScalar() {
   }
 }
 
-void TestAttentionNonFinite() {
-  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(HWY_TARGET));
+void CheckAttentionNonFinite(const simd::AttentionKernel& kernel) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   for (size_t lk : {5, 300}) {
-    Head head(4, lk, 17, 77);
+    Head head(kernel, 4, lk, 17, 77);
     head.q[1 * head.ld + 3] = nan;                         // row 1: every score NaN
     head.k[(lk - 1) * head.ld + 2] = std::numeric_limits<float>::infinity();  // +-inf scores
     head.q[2 * head.ld + 2] = 0.0f;                        // row 2: 0 * inf = NaN score
@@ -161,15 +181,14 @@ void TestAttentionNonFinite() {
 // Masked attention and its weights against a double-precision softmax(Q K^T * scale + masks) V:
 // an additive mask with -inf holes and whole masked tiles, key padding, causal limits with an
 // offset (as a KV cache uses), and rows with every key masked.
-void TestAttentionMasks() {
-  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(HWY_TARGET));
+void CheckAttentionMasks(const simd::AttentionKernel& kernel) {
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   uint32_t seed = 5000;
   for (size_t dk : {3, 17, 64}) {
     for (size_t lk : {1, 17, 300, 513}) {
       for (size_t lq : {1, 9, 33}) {
         for (int variant = 0; variant < 4; ++variant) {
-          Head head(lq, lk, dk, seed);
+          Head head(kernel, lq, lk, dk, seed);
           seed += 3;
           const bool use_mask = variant != 1, use_bias = variant != 2;
           const bool causal = variant >= 2;
@@ -255,10 +274,9 @@ void TestAttentionMasks() {
 
 // The masked-out upper triangle is never computed: keys past a causal row's limit may hold
 // NaN without reaching any result.
-void TestAttentionCausalSkipsMaskedKeys() {
-  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(HWY_TARGET));
+void CheckAttentionCausalSkipsMaskedKeys(const simd::AttentionKernel& kernel) {
   for (size_t lk : {23, 300, 700}) {  // every case has keys past the last row's limit
-    Head head(20, lk, 8, 91);
+    Head head(kernel, 20, lk, 8, 91);
     std::vector<float> out(head.lq * head.ld), with_nan(head.lq * head.ld);
     simd::AttentionHeadArgs args = head.Args(out.data());
     args.mask.causal = true;
@@ -269,6 +287,14 @@ void TestAttentionCausalSkipsMaskedKeys() {
     ASSERT_EQ(0, std::memcmp(out.data(), with_nan.data(), out.size() * sizeof(float)));
   }
 }
+
+void TestAttentionMatchesScalar() { ForEachKernel(CheckAttentionMatchesScalar); }
+
+void TestAttentionNonFinite() { ForEachKernel(CheckAttentionNonFinite); }
+
+void TestAttentionMasks() { ForEachKernel(CheckAttentionMasks); }
+
+void TestAttentionCausalSkipsMaskedKeys() { ForEachKernel(CheckAttentionCausalSkipsMaskedKeys); }
 
 }  // namespace
 // NOLINTNEXTLINE(google-readability-namespace-comments)

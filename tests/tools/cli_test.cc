@@ -1,13 +1,25 @@
 // The edgeattn program end to end: run on PyTorch golden models, bench, info, --help, errors.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
+
+#include <pty.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "edgeattn/edgeattn.hpp"
 #include "edgeattn/npy.hpp"
 #include "tests/golden_cases.h"
+#include "tests/scratch_dir.h"
 #include "tests/test_support.h"
 
 namespace edgeattn {
@@ -18,8 +30,9 @@ struct Result {
   std::string output;  // stdout and stderr
 };
 
-Result RunCli(const std::string& args) {
-  const std::string command = std::string(EDGEATTN_CLI_PATH) + " " + args + " 2>&1";
+// Runs the program; `redirect` says what the result's output holds (default: stdout and stderr).
+Result RunCli(const std::string& args, const std::string& redirect = "2>&1") {
+  const std::string command = std::string(EDGEATTN_CLI_PATH) + " " + args + " " + redirect;
   std::FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return {-1, "popen failed"};
   Result result{0, ""};
@@ -31,6 +44,30 @@ Result RunCli(const std::string& args) {
   return result;
 }
 
+// Runs a shell command with stderr on a pseudo-terminal and returns what it wrote there.
+std::string RunOnTerminal(const std::string& command) {
+  int terminal = -1, child_side = -1;
+  if (openpty(&terminal, &child_side, nullptr, nullptr, nullptr) != 0) return "openpty failed";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(child_side, STDERR_FILENO);
+    close(terminal);
+    close(child_side);
+    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(child_side);
+  std::string out;
+  char buf[4096];
+  ssize_t got;
+  // read fails (EIO) once the child's side is closed.
+  while ((got = read(terminal, buf, sizeof(buf))) > 0) out.append(buf, static_cast<size_t>(got));
+  close(terminal);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return out;
+}
+
 TEST(CliTest, RunReproducesPyTorch) {
   for (const auto& c : testing_support::LoadGoldenCases()) {
     SCOPED_TRACE(c.name);
@@ -40,6 +77,7 @@ TEST(CliTest, RunReproducesPyTorch) {
                        " --output " + out + " --threads 2";
     if (c.cross) args += " --key " + c.Path("_key.npy") + " --value " + c.Path("_value.npy");
     if (c.causal) args += " --causal";
+    if (!c.prefix.empty()) args += " --prefix " + c.prefix;
     if (c.key_padding_mask) args += " --key-padding-mask " + c.Path("_key_padding_mask.npy");
     if (c.attn_mask) args += " --attn-mask " + c.Path("_attn_mask.npy");
     const std::string weights_out = ::testing::TempDir() + "cli_" + c.name + "_weights.npy";
@@ -146,35 +184,408 @@ TEST(CliTest, QuantizeThenRunInt8) {
   EXPECT_NE(r.output.find("holds int8 weights"), std::string::npos) << r.output;
 }
 
-TEST(CliTest, BenchJsonLines) {
-  const Result r = RunCli("bench --seq 9 --d-model 24 --heads 3 --threads 1,2 --json "
-                          "--min-time 0.01 --min-calls 3");
+std::string Contents(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Every output path is checked before the run and both files replace nothing until both are
+// written: a failed run leaves every existing file as it was.
+TEST(CliTest, FailedRunsLeaveOutputsAlone) {
+  const auto c = testing_support::LoadGoldenCases()[10];  // weights_per_head: 2 heads
+  ASSERT_EQ(c.name, "weights_per_head");
+  testing_support::ScratchDir dir;
+  const std::string keep = dir.Path("keep.npy");
+  std::ofstream(keep) << "keep me";
+  const std::string run = "run --weights " + c.Path(".safetensors") + " --heads 2 --input " +
+                          c.Path("_query.npy") + " --output " + keep;
+  const auto expect_fails = [&](const std::string& extra, const std::string& fragment) {
+    const Result r = RunCli(run + extra);
+    EXPECT_EQ(r.exit_code, 1) << extra;
+    EXPECT_NE(r.output.find(fragment), std::string::npos) << r.output;
+    EXPECT_EQ(Contents(keep), "keep me") << extra;
+  };
+  expect_fails(" --weights-output /nonexistent/w.npy",
+               "--weights-output '/nonexistent/w.npy': the directory '/nonexistent/' does not exist");
+  expect_fails(" --weights-output " + keep, "names the same file as --output");
+  expect_fails(" --weights-output " + dir.path() + "/./keep.npy", "names the same file");
+  ASSERT_EQ(::mkdir(dir.Path("sub").c_str(), 0755), 0);
+  expect_fails(" --weights-output " + dir.Path("sub/../keep.npy"), "names the same file");
+  expect_fails(" --weights-output " + dir.Path("sub"), "expected a file, got a directory");
+  // Failures while loading and while reading inputs, with a valid second output.
+  expect_fails(" --prefix nope. --weights-output " + dir.Path("w.npy"), "prefix 'nope.'");
+  expect_fails(" --attn-mask " + c.Path("_query.npy") + " --weights-output " + dir.Path("w.npy"),
+               "--attn-mask");
+  // A run that works replaces both.
+  const Result ok = RunCli(run + " --weights-output " + dir.Path("w.npy"));
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_EQ(ReadNpy(keep).shape, ReadNpy(c.Path("_output.npy")).shape);
+  EXPECT_EQ(ReadNpy(dir.Path("w.npy")).shape, (std::vector<std::size_t>{1, 6, 6}));
+  std::vector<std::string> names = dir.Names();
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"keep.npy", "sub", "w.npy"}));  // no temporaries
+}
+
+// The old writer went through a fixed <output>.tmp: a symlink planted there redirected it.
+TEST(CliTest, PlantedTemporaryIsNotFollowed) {
+  const auto c = testing_support::LoadGoldenCases().front();
+  testing_support::ScratchDir dir;
+  std::ofstream(dir.Path("victim")) << "precious";
+  ASSERT_EQ(::symlink(dir.Path("victim").c_str(), dir.Path("y.npy.tmp").c_str()), 0);
+  const Result r = RunCli("run --weights " + c.Path(".safetensors") + " --heads 4 --input " +
+                          c.Path("_query.npy") + " --output " + dir.Path("y.npy"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(Contents(dir.Path("victim")), "precious");
+  EXPECT_EQ(ReadNpy(dir.Path("y.npy")).shape, ReadNpy(c.Path("_output.npy")).shape);
+}
+
+TEST(CliTest, InputsAndLayersAreChecked) {
+  const auto cases = testing_support::LoadGoldenCases();
+  const auto& mha = cases.front();
+  const std::string out = " --output " + ::testing::TempDir() + "x.npy";
+  // A float file without --heads asks for it.
+  Result r = RunCli("run --weights " + mha.Path(".safetensors") + " --input " +
+                    mha.Path("_query.npy") + out);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("pass it (edgeattn run --heads N)"), std::string::npos) << r.output;
+  // A bool .npy is a mask, not an input.
+  const auto& masked = cases[9];  // weights_averaged: bool key_padding_mask [2, 300]
+  ASSERT_TRUE(masked.key_padding_mask);
+  r = RunCli("run --weights " + mha.Path(".safetensors") + " --heads 4 --input " +
+             masked.Path("_key_padding_mask.npy") + out);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("expected float32 [L, d] or [B, L, d], got a bool array"),
+            std::string::npos) << r.output;
+  // A checkpoint needs the layer's prefix; the error lists them.
+  const auto& encoder = cases[14];
+  ASSERT_EQ(encoder.name, "torch_encoder");
+  const std::string base = "run --weights " + encoder.Path(".safetensors") + " --heads 4 --input " +
+                           encoder.Path("_query.npy") + out;
+  r = RunCli(base);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("'layers.0.self_attn.' (torch), 'layers.1.self_attn.' (torch)"),
+            std::string::npos) << r.output;
+  r = RunCli(base + " --prefix layers.1.self_attn --no-bias");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("no_bias (bias=False) expects no bias tensors"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(RunCli(base + " --prefix layers.1.self_attn --no-bias --non-strict").exit_code, 0);
+}
+
+TEST(CliTest, InfoListsTheLayersOfACheckpoint) {
+  const auto cases = testing_support::LoadGoldenCases();
+  const auto& qwen = cases[17];
+  ASSERT_EQ(qwen.name, "hf_qwen2");
+  Result r = RunCli("info --weights " + qwen.Path(".safetensors"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* line : {"2 attention layers", "layer 'model.layers.1.self_attn.': llama",
+                           "d_model 32, kv dim 16, heads not recorded",
+                           "biases: q_proj.bias, k_proj.bias, v_proj.bias", "dtype: F32",
+                           "k_proj.weight                F32   [16, 32]"}) {
+    EXPECT_NE(r.output.find(line), std::string::npos) << line << "\n" << r.output;
+  }
+  r = RunCli("info --weights " + cases[16].Path(".safetensors"));  // hf_whisper_cross
+  EXPECT_NE(r.output.find("'model.decoder.layers.0.encoder_attn.': whisper"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("biases: q_proj.bias, v_proj.bias, out_proj.bias"), std::string::npos)
+      << r.output;
+  // An int8 file records its heads.
+  testing_support::ScratchDir dir;
+  ASSERT_EQ(RunCli("quantize --weights " + qwen.Path(".safetensors") +
+                   " --prefix model.layers.1.self_attn. --heads 4 --output " + dir.Path("q8"))
+                .exit_code,
+            0);
+  r = RunCli("info --weights " + dir.Path("q8"));
+  EXPECT_NE(r.output.find("edgeattn-int8"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("d_model 32, kv dim 16, heads 4"), std::string::npos) << r.output;
+  r = RunCli("info --weights " + qwen.Path("_query.npy"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("safetensors"), std::string::npos) << r.output;
+}
+
+// The JSON objects among a command's output lines.
+std::vector<nlohmann::json> JsonLines(const std::string& output) {
   std::vector<nlohmann::json> lines;
   std::size_t start = 0;
-  while (start < r.output.size()) {
-    const std::size_t end = r.output.find('\n', start);
-    const std::string line = r.output.substr(start, end - start);
+  while (start < output.size()) {
+    const std::size_t end = output.find('\n', start);
+    const std::string line = output.substr(start, end - start);
     if (!line.empty() && line[0] == '{') lines.push_back(nlohmann::json::parse(line));
-    start = end == std::string::npos ? r.output.size() : end + 1;
+    start = end == std::string::npos ? output.size() : end + 1;
   }
+  return lines;
+}
+
+std::vector<std::string> Lines(const std::string& output) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start < output.size()) {
+    const std::size_t end = output.find('\n', start);
+    lines.push_back(output.substr(start, end - start));
+    start = end == std::string::npos ? output.size() : end + 1;
+  }
+  return lines;
+}
+
+// A small custom shape measured quickly; the options under test come after it.
+const std::string kSmallBench = "bench --d-model 24 --heads 3 --min-time 0.01 --min-calls 3 ";
+
+// The rows of a small bench run that must succeed, as JSON.
+std::vector<nlohmann::json> SmallBenchRows(const std::string& args) {
+  const Result r = RunCli(kSmallBench + args + " --json");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return JsonLines(r.output);
+}
+
+TEST(CliTest, BenchJsonLines) {
+  const std::vector<nlohmann::json> lines = SmallBenchRows("--seq 9 --threads 1,2");
   // reference, then fp32 and int8 at 1 and 2 threads
-  ASSERT_EQ(lines.size(), 5u) << r.output;
+  ASSERT_EQ(lines.size(), 5u);
   EXPECT_EQ(lines[0]["mode"], "reference");
+  EXPECT_EQ(lines[0]["reference"], "measured");
   EXPECT_EQ(lines[3]["mode"], "int8");
   EXPECT_GT(lines[3]["cosine"].get<double>(), 0.999);
   for (const auto& line : lines) {
-    for (const char* key : {"peer", "shape", "mode", "threads", "median_ms", "p90_ms", "gflops",
-                            "max_abs_err", "cosine"}) {
+    // The keys tools/peers/summarize.py and tools/plot_bench.py read, and what was measured.
+    for (const char* key :
+         {"peer", "shape", "mode", "threads", "median_ms", "p90_ms", "p99_ms", "stddev_ms",
+          "gflops", "max_abs_err", "cosine", "version", "cpu", "time", "batch", "seq", "key_len",
+          "d_model", "heads", "kv_heads", "mask", "highway_target", "kernel", "calls",
+          "warmup", "peak_rss_bytes", "workspace_bytes", "load_average"}) {
       EXPECT_TRUE(line.contains(key)) << key;
     }
     EXPECT_EQ(line["peer"], "edgeattn");
+    EXPECT_EQ(line["version"], EDGEATTN_VERSION_STRING);
+    EXPECT_EQ(line["shape"], "custom");
+    EXPECT_EQ(line["seq"], 9);
+    EXPECT_EQ(line["key_len"], 9);
+    EXPECT_EQ(line["d_model"], 24);
+    EXPECT_EQ(line["heads"], 3);
+    EXPECT_EQ(line["kv_heads"], 3);
+    EXPECT_EQ(line["mask"], "none");
+    EXPECT_FALSE(line["cpu"].get<std::string>().empty());
     EXPECT_GT(line["median_ms"].get<double>(), 0.0);
     EXPECT_GE(line["p90_ms"].get<double>(), line["median_ms"].get<double>());
+    EXPECT_GE(line["p99_ms"].get<double>(), line["p90_ms"].get<double>());
+    EXPECT_GE(line["max_ms"].get<double>(), line["p99_ms"].get<double>());
+    EXPECT_LE(line["min_ms"].get<double>(), line["median_ms"].get<double>());
+    EXPECT_GE(line["stddev_ms"].get<double>(), 0.0);
   }
+  EXPECT_EQ(lines[1]["warmup"], 2);
+  EXPECT_GE(lines[1]["calls"].get<int>(), 3);
   EXPECT_EQ(lines[2]["threads"], 2);
   EXPECT_LT(lines[1]["max_abs_err"].get<double>(), 1e-4);
   EXPECT_GT(lines[1]["cosine"].get<double>(), 0.99999);
+  EXPECT_FALSE(lines[1]["highway_target"].get<std::string>().empty());
+  EXPECT_TRUE(lines[0]["kernel"].is_null());  // the reference
+  EXPECT_EQ(lines[1]["kernel"], ProjectionKernels(Precision::kFp32).front());
+  EXPECT_EQ(lines[3]["kernel"], ProjectionKernels(Precision::kInt8).front());
+  EXPECT_EQ(lines[3]["attention_kernel"], AttentionKernels().front());
+  EXPECT_EQ(lines[3]["int8_block"], 64);
+  EXPECT_GT(lines[1]["workspace_bytes"].get<double>(), 0.0);
+  EXPECT_GT(lines[1]["peak_rss_bytes"].get<double>(), 0.0);
+  EXPECT_GE(lines[1]["load_average"].get<double>(), 0.0);
+}
+
+// Batch, cross-attention, causal, grouped-query heads, exact repetitions and warm-up.
+TEST(CliTest, BenchShapeOptions) {
+  const std::vector<nlohmann::json> lines =
+      SmallBenchRows("--seq 5 --key-len 11 --batch 2 --causal --kv-heads 1 --threads 1 "
+                     "--precision fp32 --warmup 1 --repetitions 4");
+  ASSERT_EQ(lines.size(), 2u);
+  for (const auto& line : lines) {
+    EXPECT_EQ(line["batch"], 2);
+    EXPECT_EQ(line["seq"], 5);
+    EXPECT_EQ(line["key_len"], 11);
+    EXPECT_EQ(line["cross"], true);
+    EXPECT_EQ(line["mask"], "causal");
+    EXPECT_EQ(line["kv_heads"], 1);
+    EXPECT_EQ(line["case"], "forward");
+  }
+  EXPECT_EQ(lines[1]["mode"], "fp32");
+  EXPECT_EQ(lines[1]["warmup"], 1);
+  EXPECT_EQ(lines[1]["calls"], 4);
+  EXPECT_LT(lines[1]["max_abs_err"].get<double>(), 1e-4);
+}
+
+// Decode steps against a cache of each length of a sweep; their error is against the causal
+// reference over the whole sequence.
+TEST(CliTest, BenchDecodeSweep) {
+  const std::vector<nlohmann::json> lines =
+      SmallBenchRows("--seq 2 --decode 4:16:x2 --threads 1 --precision fp32,int8");
+  ASSERT_EQ(lines.size(), 9u);  // caches 4, 8, 16: reference, fp32, int8
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::size_t cache = std::size_t{4} << (i / 3);
+    EXPECT_EQ(lines[i]["case"], "decode");
+    EXPECT_EQ(lines[i]["cache_len"], cache);
+    EXPECT_EQ(lines[i]["key_len"], cache + 2);
+    EXPECT_EQ(lines[i]["mask"], "causal");
+  }
+  EXPECT_LT(lines[1]["max_abs_err"].get<double>(), 1e-4);
+  EXPECT_GT(lines[2]["cosine"].get<double>(), 0.999);
+  EXPECT_GT(lines[1]["cache_bytes"].get<double>(), 0.0);
+}
+
+// Lists and sweeps of L and threads give one group per L and one row per thread count.
+TEST(CliTest, BenchSequenceAndThreadSweeps) {
+  const std::vector<nlohmann::json> lines =
+      SmallBenchRows("--seq 4:16:x2,20 --threads 1:2 --precision int8 --reference never");
+  ASSERT_EQ(lines.size(), 8u);
+  const int seqs[] = {4, 8, 16, 20};
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    EXPECT_EQ(lines[i]["seq"], seqs[i / 2]);
+    EXPECT_EQ(lines[i]["threads"], 1 + i % 2);
+    EXPECT_EQ(lines[i]["reference"], "never");
+    EXPECT_TRUE(lines[i]["cosine"].is_null());
+  }
+}
+
+// --reference auto skips a reference that would take longer than the rows it serves, and the
+// rows say so; always runs it anyway.
+TEST(CliTest, BenchReferencePolicy) {
+  // A float reference of 13 GFLOP: seconds, where the one int8 call takes milliseconds.
+  const std::string big = "bench --d-model 512 --heads 8 --seq 2048 --threads 1 --precision "
+                          "int8 --min-time 0 --min-calls 1 --warmup 0 --json";
+  Result r = RunCli(big);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::vector<nlohmann::json> lines = JsonLines(r.output);
+  ASSERT_EQ(lines.size(), 2u) << r.output;
+  EXPECT_EQ(lines[0]["reference"], "skipped");
+  EXPECT_TRUE(lines[0]["median_ms"].is_null());
+  EXPECT_GT(lines[0]["reference_estimate_ms"].get<double>(), 1000.0);
+  EXPECT_EQ(lines[1]["reference"], "skipped");
+  EXPECT_TRUE(lines[1]["max_abs_err"].is_null());
+  EXPECT_GT(lines[1]["median_ms"].get<double>(), 0.0);
+  lines = SmallBenchRows("--seq 8 --threads 1 --precision fp32 --reference always");
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[1]["reference"], "measured");
+  EXPECT_TRUE(lines[1]["reference_estimate_ms"].is_null());
+  EXPECT_LT(lines[1]["max_abs_err"].get<double>(), 1e-4);
+}
+
+// The table and Markdown carry the environment line and the same columns; CSV has a header
+// and one line per row with as many fields.
+TEST(CliTest, BenchTableCsvMarkdown) {
+  const std::string args = kSmallBench + "--seq 8 --threads 1 --precision fp32,int8 ";
+  Result r = RunCli(args);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::vector<std::string> lines = Lines(r.output);
+  ASSERT_EQ(lines.size(), 5u) << r.output;  // environment, header, reference, fp32, int8
+  EXPECT_EQ(lines[0].rfind(std::string("edgeattn ") + EDGEATTN_VERSION_STRING + ", CPU ", 0), 0u)
+      << lines[0];
+  EXPECT_NE(lines[0].find("Highway target"), std::string::npos);
+  for (const char* column : {"shape", "B", "Lk", "d/h/kv", "mask", "p50 ms", "p90 ms", "p99 ms",
+                             "sd ms", "max abs err", "cosine", "peak MiB", "load", "kernels"}) {
+    EXPECT_NE(lines[1].find(column), std::string::npos) << column;
+  }
+  EXPECT_NE(lines[3].find("24/3/3"), std::string::npos) << lines[3];
+  EXPECT_NE(lines[4].find("int8 "), std::string::npos) << lines[4];
+
+  r = RunCli(args + "--format markdown");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  lines = Lines(r.output);
+  ASSERT_EQ(lines.size(), 7u) << r.output;  // environment, blank, header, rule, 3 rows
+  EXPECT_TRUE(lines[1].empty());
+  EXPECT_EQ(lines[2].rfind("| shape | case |", 0), 0u) << lines[2];
+  EXPECT_EQ(lines[3].rfind("| --- | --- | ---: |", 0), 0u) << lines[3];
+  const auto bars = [](const std::string& s) { return std::count(s.begin(), s.end(), '|'); };
+  for (std::size_t i = 3; i < lines.size(); ++i) EXPECT_EQ(bars(lines[i]), bars(lines[2]));
+
+  r = RunCli(args + "--format csv");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  lines = Lines(r.output);
+  ASSERT_EQ(lines.size(), 4u) << r.output;
+  EXPECT_EQ(lines[0].rfind("peer,version,cpu,time,load_average,shape,", 0), 0u) << lines[0];
+  // The CPU name may hold commas: count fields outside quotes.
+  const auto fields = [](const std::string& s) {
+    std::size_t n = 1;
+    bool quoted = false;
+    for (char c : s) {
+      if (c == '"') quoted = !quoted;
+      if (c == ',' && !quoted) ++n;
+    }
+    return n;
+  };
+  for (const std::string& line : lines) EXPECT_EQ(fields(line), fields(lines[0])) << line;
+  EXPECT_NE(lines[2].find(",fp32,"), std::string::npos) << lines[2];
+}
+
+// --kernel measures each named kernel in its own row, whatever its precision.
+TEST(CliTest, BenchKernelsByName) {
+  const std::string fp32 = ProjectionKernels(Precision::kFp32).front();
+  const std::vector<std::string> int8 = ProjectionKernels(Precision::kInt8);
+  const std::string names = fp32 + "," + int8.back() + "," + int8.front();
+  const std::vector<nlohmann::json> rows =
+      SmallBenchRows("--seq 9 --threads 1 --reference never --kernel " + names);
+  const std::size_t want = int8.size() == 1 ? 2 : 3;  // a name given twice is one row
+  ASSERT_EQ(rows.size(), want);
+  EXPECT_EQ(rows[0]["kernel"], fp32);
+  EXPECT_EQ(rows[0]["mode"], "fp32");
+  EXPECT_EQ(rows[1]["kernel"], int8.back());
+  EXPECT_EQ(rows[1]["mode"], "int8");
+  EXPECT_EQ(rows.back()["kernel"], int8.front());
+}
+
+TEST(CliTest, BenchOptionErrorsNameTheOption) {
+  const struct {
+    const char* args;
+    const char* message;
+  } cases[] = {
+      {"--seq 9:3", "--seq: sweep '9:3' starts above its end"},
+      {"--seq 4:64:x1", "--seq: sweep '4:64:x1' never advances"},
+      {"--seq 4:64:+0", "never advances"},
+      {"--seq 1:5000", "--seq: expected at most 1000 values"},
+      {"--seq 8,abc", "--seq: expected a number, a list such as 64,128 or a sweep"},
+      {"--seq 0", "--seq: expected values in [1, 1048576], got 0"},
+      {"--seq 8 --threads 1,5000", "--threads: expected values in [0, 256], got 5000"},
+      {"--seq 8 --kernel f32_nope", "--kernel: expected one of the kernels this CPU runs"},
+      {"--seq 8 --batch 0", "--batch: expected a value in [1, 65536], got 0"},
+      {"--seq 8 --kv-heads 4", "--kv-heads: expected a divisor of the heads (3), got 4"},
+      {"--seq 8 --kv-heads 2", "Config.num_kv_heads"},
+      {"--seq 8 --decode 4 --key-len 3", "--key-len: decode steps attend to their cache"},
+      {"--seq 8 --int8-block 6", "int8_block: expected a multiple of 4"},
+      {"--seq 1048576 --batch 65536", "needs"},
+      {"--seq 8 --json --format csv", "--json and --format csv"},
+  };
+  for (const auto& c : cases) {
+    const Result r = RunCli(kSmallBench + c.args);
+    EXPECT_EQ(r.exit_code, 1) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << "\n" << r.output;
+    // Nothing but the error: no table header before it.
+    EXPECT_EQ(r.output.find("edgeattn 0"), std::string::npos) << c.args << "\n" << r.output;
+  }
+  Result r = RunCli("bench --d-model 24 --seq 8");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("--d-model, --heads and --seq: expected all three"), std::string::npos)
+      << r.output;
+  r = RunCli("bench --shape bert --d-model 24 --heads 3 --seq 8");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("--shape and --d-model/--heads"), std::string::npos) << r.output;
+  for (const char* bad : {"--reference sometimes", "--format xml", "--min-time -1",
+                          "--repetitions 100000000", "--precision int8 --kernel f32_6x4v"}) {
+    r = RunCli(kSmallBench + "--seq 8 " + bad);
+    EXPECT_NE(r.exit_code, 0) << bad;
+    EXPECT_NE(r.output.find(std::string(bad).substr(0, std::string(bad).find(' '))),
+              std::string::npos)
+        << bad << "\n" << r.output;
+  }
+}
+
+// Output to a pipe gets no progress line; on a terminal, stderr shows one while rows run and
+// clears it before each row.
+TEST(CliTest, BenchProgressOnlyOnATerminal) {
+  const Result quiet = RunCli(kSmallBench + "--seq 8 --threads 1 --json", "2>&1 >/dev/null");
+  ASSERT_EQ(quiet.exit_code, 0);
+  EXPECT_EQ(quiet.output, "");  // stderr, a pipe here
+  const std::string tty =
+      RunOnTerminal(std::string(EDGEATTN_CLI_PATH) +
+                    " bench --d-model 24 --heads 3 --seq 8 --threads 1 --min-time 0.3 --json "
+                    ">/dev/null");
+  EXPECT_NE(tty.find("custom B1 L8 Lk8 reference"), std::string::npos) << tty;
+  EXPECT_NE(tty.find("fp32 (" + ProjectionKernels(Precision::kFp32).front() + ") 1 thr: "),
+            std::string::npos)
+      << tty;
+  EXPECT_NE(tty.find("\r\033[K"), std::string::npos) << tty;
 }
 
 TEST(CliTest, InfoAndHelp) {
@@ -188,6 +599,9 @@ TEST(CliTest, InfoAndHelp) {
     EXPECT_EQ(r.exit_code, 0) << sub;
     EXPECT_NE(r.output.find("--help"), std::string::npos) << sub;
   }
+  r = RunCli("--version");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.output, std::string("edgeattn ") + EDGEATTN_VERSION_STRING + "\n");
   EXPECT_NE(RunCli("bench --shape huge").exit_code, 0);
   EXPECT_NE(RunCli("").exit_code, 0);
 }

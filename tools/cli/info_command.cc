@@ -1,5 +1,6 @@
 // edgeattn info: what this CPU offers and what the kernels will use on it.
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,9 +11,11 @@
 #include <sys/auxv.h>
 #endif
 
+#include "edgeattn/edgeattn.hpp"
 #include "simd/gemm_i8.h"
 #include "simd/targets.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/info_weights.h"
 
 namespace edgeattn {
 namespace cli {
@@ -62,12 +65,23 @@ std::string Join(const std::vector<std::string>& items) {
 Command AddInfoCommand(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand(
       "info", "Print the CPU's SIMD features, the Highway targets and the oneTBB version");
-  return {app, [] {
+  auto weights = std::make_shared<std::string>();
+  app->add_option("--weights", *weights,
+                  "Instead: list the attention layers a safetensors checkpoint holds (prefix, "
+                  "family, d_model, kv dim, heads, biases, dtype, shapes)")
+      ->check(CLI::ExistingFile);
+  return {app, [weights] {
+            if (!weights->empty()) return PrintAttentionLayers(*weights);
             std::printf("cpu features:        %s\n", Join(CpuFeatures()).c_str());
             std::printf("highway compiled:    %s\n", Join(simd::CompiledTargets()).c_str());
             std::printf("highway supported:   %s\n", Join(simd::SupportedTargets()).c_str());
             std::printf("highway chosen:      %s\n", simd::ChosenTarget().c_str());
             std::printf("int8 path:           %s\n", simd::GemmI8Path());
+            std::printf("fp32 kernels:        %s\n",
+                        Join(edgeattn::ProjectionKernels(Precision::kFp32)).c_str());
+            std::printf("int8 kernels:        %s\n",
+                        Join(edgeattn::ProjectionKernels(Precision::kInt8)).c_str());
+            std::printf("attention kernels:   %s\n", Join(edgeattn::AttentionKernels()).c_str());
             std::printf("oneTBB:              %s (runtime %s)\n", TBB_VERSION_STRING,
                         TBB_runtime_version());
             return 0;

@@ -4,7 +4,9 @@
 #include <string>
 
 #include "edgeattn/edgeattn.hpp"
+#include "runtime/file_bytes.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/layer_options.h"
 
 namespace edgeattn {
 namespace cli {
@@ -14,12 +16,14 @@ struct QuantizeOptions {
   std::string weights, output;
   std::size_t heads = 0;
   std::size_t int8_block = kDefaultInt8Block;
+  LayerFlags layer;
 };
 
 int Quantize(const QuantizeOptions& o) {
   if (o.heads == 0) throw Error("--heads: expected the number of attention heads, got 0");
-  const MultiheadAttention mha =
-      MultiheadAttention::Load(o.weights, o.heads, Precision::kInt8, o.int8_block);
+  CheckOutputPath(o.output, "--output");
+  const MultiheadAttention mha = MultiheadAttention::Load(
+      o.weights, o.layer.ToLoadOptions(o.heads, Precision::kInt8, o.int8_block));
   mha.SaveInt8(o.output);
   std::printf("wrote %s: int8 weights for d_model %zu, %zu heads, activation block %zu\n",
               o.output.c_str(), mha.config().d_model, mha.config().num_heads,
@@ -33,10 +37,11 @@ Command AddQuantizeCommand(CLI::App& parent) {
   auto o = std::make_shared<QuantizeOptions>();
   CLI::App* app = parent.add_subcommand(
       "quantize", "Write a float safetensors model's projections as int8 weights and scales");
-  app->add_option("--weights", o->weights, "Float safetensors file (PyTorch state_dict names)")
+  app->add_option("--weights", o->weights, "Float safetensors file (names as for 'edgeattn run --weights')")
       ->required()
       ->check(CLI::ExistingFile);
   app->add_option("--heads", o->heads, "Number of attention heads")->required();
+  AddLayerFlags(app, &o->layer);
   app->add_option("--output", o->output, "int8 safetensors file to write")->required();
   app->add_option("--int8-block", o->int8_block,
                   "Activation values per quantization scale at run time (multiple of 4)")

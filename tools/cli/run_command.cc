@@ -6,7 +6,10 @@
 
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/npy.hpp"
+#include "runtime/file_bytes.h"
+#include "runtime/text_checks.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/layer_options.h"
 
 namespace edgeattn {
 namespace cli {
@@ -20,20 +23,19 @@ struct RunOptions {
   std::size_t heads = 0;
   std::size_t threads = 0;
   std::size_t int8_block = kDefaultInt8Block;
+  LayerFlags layer;
 };
 
-// An [L, d] or [B, L, d] array as a tensor view.
+// An [L, d] or [B, L, d] float32 array as a tensor view.
 ConstTensor AsTensor(const NpyArray& a, const std::string& name) {
+  if (a.dtype != NpyDType::kFloat32) {
+    throw Error(name + ": expected float32 [L, d] or [B, L, d], got a bool array (bool .npy "
+                "files are masks: --key-padding-mask, --attn-mask)");
+  }
   if (a.shape.size() == 2) return {a.data.data(), 1, a.shape[0], a.shape[1]};
   if (a.shape.size() == 3) return {a.data.data(), a.shape[0], a.shape[1], a.shape[2]};
   throw Error(name + ": expected shape [L, d] or [B, L, d], got rank " +
               std::to_string(a.shape.size()));
-}
-
-std::string ShapeText(const std::vector<std::size_t>& shape) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
 }
 
 // The masks and weights of the run, read from and written to .npy files.
@@ -89,14 +91,27 @@ ForwardOptions ReadMasks(const RunOptions& o, const ConstTensor& query, const Co
   return options;
 }
 
+// Every output can be written and no two name the same file: checked before the run, so that
+// a run that cannot deliver everything writes nothing.
+void CheckOutputs(const RunOptions& o) {
+  const std::string output = CheckOutputPath(o.output, "--output");
+  if (o.weights_output.empty()) return;
+  const std::string weights = CheckOutputPath(o.weights_output, "--weights-output");
+  if (SameOutput(output, weights)) {
+    throw Error("--weights-output '" + o.weights_output + "': names the same file as --output '" +
+                o.output + "'");
+  }
+}
+
 int Run(const RunOptions& o) {
   if (o.key.empty() != o.value.empty()) {
     throw Error("--key and --value: expected both or neither, got only " +
                 std::string(o.key.empty() ? "--value" : "--key"));
   }
+  CheckOutputs(o);
   const Precision precision = o.precision == "int8" ? Precision::kInt8 : Precision::kFp32;
   const MultiheadAttention mha =
-      MultiheadAttention::Load(o.weights, o.heads, precision, o.int8_block);
+      MultiheadAttention::Load(o.weights, o.layer.ToLoadOptions(o.heads, precision, o.int8_block));
   if (o.precision == "fp32" && mha.config().precision == Precision::kInt8) {
     throw Error("--precision fp32: '" + o.weights +
                 "' holds int8 weights (written by edgeattn quantize); use the float file");
@@ -125,8 +140,11 @@ int Run(const RunOptions& o) {
   Context context(o.threads);
   mha.Forward(context, query, key, value,
               {y.data.data(), query.batch, query.length, mha.config().d_model}, options);
-  WriteNpy(o.output, y);
-  if (!o.weights_output.empty()) WriteNpy(o.weights_output, files.weights);
+  // Both files are written in full before either replaces anything.
+  std::vector<StagedFile> staged;
+  staged.emplace_back(o.output, SerializeNpy(y));
+  if (!o.weights_output.empty()) staged.emplace_back(o.weights_output, SerializeNpy(files.weights));
+  for (StagedFile& file : staged) file.Commit();
   return 0;
 }
 
@@ -137,14 +155,16 @@ Command AddRunCommand(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand(
       "run", "Compute attention for inputs in .npy files (self-attention unless --key/--value)");
   app->add_option("--weights", o->weights,
-                  "safetensors file with in_proj_weight, in_proj_bias, out_proj.weight, "
-                  "out_proj.bias (as PyTorch's state_dict), or q_proj.weight, k_proj.weight, "
-                  "v_proj.weight, o_proj.weight (grouped-query: fewer k/v rows)")
+                  "safetensors file: an nn.MultiheadAttention state_dict (in_proj_weight, "
+                  "in_proj_bias, out_proj.weight, out_proj.bias), a Hugging Face BERT, Whisper "
+                  "or Llama-style layer, a whole checkpoint with --prefix, or an int8 file from "
+                  "'edgeattn quantize'")
       ->required()
       ->check(CLI::ExistingFile);
   app->add_option("--heads", o->heads,
                   "Number of attention heads (int8 files written by 'edgeattn quantize' record "
                   "it; required for float files)");
+  AddLayerFlags(app, &o->layer);
   app->add_option("--input", o->input, "Query .npy, float32 [L, d] or [B, L, d]")
       ->required()
       ->check(CLI::ExistingFile);

@@ -7,9 +7,15 @@ x ~ N(0, 1)) it writes, into the output directory:
 
   <shape>_fp32_plain.onnx   MatMul/Add projections, Reshape/Transpose, MatMul, Softmax, MatMul
   <shape>_fp32_fused.onnx   com.microsoft Attention (fused QKV projection and core) + MatMul/Add
+  <shape>_fp32_mha.onnx     MatMul QKV projection, Split, com.microsoft MultiHeadAttention (the
+                            core with the Q/K/V biases; MLAS flash attention on CPU) + MatMul/Add
   <shape>_int8_dqmm.onnx    com.microsoft DynamicQuantizeMatMul projections (u8 activations per
                             tensor x s8 weights per channel, as onnxruntime's quantize_dynamic
                             makes them), fp32 attention core
+  <shape>_int8_dqmm_mha.onnx  the same projections around com.microsoft MultiHeadAttention
+  <shape>_int8_qattention.onnx  DynamicQuantizeLinear + com.microsoft QAttention (int8 QKV
+                            projection fused with the fp32 core, what quantize_dynamic makes of
+                            an Attention node) + DynamicQuantizeMatMul output projection
   <shape>_x.bin             the input, float32 [L, d]
   <shape>_ref.bin           the float64 reference output, float64 [L, d]
   models.json               the shapes and file names
@@ -175,24 +181,53 @@ def write_models(out_dir, name, l, d, h, seed):
          [tensor("wqkv", np.ascontiguousarray(w_in.T), FLOAT), tensor("bqkv", b_in, FLOAT)]
          + out_inits)
 
+    # fp32, com.microsoft MultiHeadAttention(query, key, value, bias [3d]) after one projection.
+    mha = [node("Split", ["qkv0", "split"], ["q", "k", "v"], [attr_int("axis", -1)]),
+           node("MultiHeadAttention", ["q", "k", "v", "bqkv"], ["concat"],
+                [attr_int("num_heads", h)], "com.microsoft")]
+    save("fp32_mha", [node("MatMul", ["x", "wqkv"], ["qkv0"])] + mha + out_proj,
+         [tensor("wqkv", np.ascontiguousarray(w_in.T), FLOAT), tensor("bqkv", b_in, FLOAT),
+          tensor("split", np.array([d, d, d], np.int64), INT64)] + out_inits)
+
     # int8: DynamicQuantizeMatMul(A, B int8 [k, n], b_scale [n], b_zero_point [n], bias [n]).
     wq_in, s_in = quantize_per_channel(w_in)
     wq_out, s_out = quantize_per_channel(w_out)
+    qkv_inits = [tensor("wqkv8", wq_in, INT8), tensor("sqkv", s_in, FLOAT),
+                 tensor("zqkv", np.zeros(3 * d, np.int8), INT8), tensor("bqkv", b_in, FLOAT),
+                 tensor("split", np.array([d, d, d], np.int64), INT64)]
+    out_q = [node("DynamicQuantizeMatMul", ["concat", "wo8", "so", "zo", "bo"], ["y"], (),
+                  "com.microsoft")]
+    out_q_inits = [tensor("wo8", wq_out, INT8), tensor("so", s_out, FLOAT),
+                   tensor("zo", np.zeros(d, np.int8), INT8), tensor("bo", b_out, FLOAT)]
     save("int8_dqmm",
          [node("DynamicQuantizeMatMul", ["x", "wqkv8", "sqkv", "zqkv", "bqkv"], ["qkv"], (),
                "com.microsoft"),
           node("Split", ["qkv", "split"], ["q", "k", "v"], [attr_int("axis", -1)])]
-         + core
-         + [node("DynamicQuantizeMatMul", ["concat", "wo8", "so", "zo", "bo"], ["y"], (),
-                 "com.microsoft")],
+         + core + out_q,
+         qkv_inits + out_q_inits + core_inits)
+
+    # int8 projections around MultiHeadAttention (its biases come from DynamicQuantizeMatMul).
+    save("int8_dqmm_mha",
+         [node("DynamicQuantizeMatMul", ["x", "wqkv8", "sqkv", "zqkv", "bqkv"], ["qkv0"], (),
+               "com.microsoft"),
+          node("Split", ["qkv0", "split"], ["q", "k", "v"], [attr_int("axis", -1)]),
+          node("MultiHeadAttention", ["q", "k", "v"], ["concat"], [attr_int("num_heads", h)],
+               "com.microsoft")]
+         + out_q,
+         qkv_inits + out_q_inits)
+
+    # int8 QAttention(input u8, weight s8 [d, 3d], bias, input_scale, weight_scale [3d],
+    # mask_index (none), input_zero_point): ORT's CPU kernel takes per-column weight scales.
+    save("int8_qattention",
+         [node("DynamicQuantizeLinear", ["x"], ["x8", "xs", "xz"]),
+          node("QAttention", ["x8", "wqkv8", "bqkv", "xs", "sqkv", "", "xz"], ["concat"],
+               [attr_int("num_heads", h)], "com.microsoft")]
+         + out_q,
          [tensor("wqkv8", wq_in, INT8), tensor("sqkv", s_in, FLOAT),
-          tensor("zqkv", np.zeros(3 * d, np.int8), INT8), tensor("bqkv", b_in, FLOAT),
-          tensor("split", np.array([d, d, d], np.int64), INT64),
-          tensor("wo8", wq_out, INT8), tensor("so", s_out, FLOAT),
-          tensor("zo", np.zeros(d, np.int8), INT8), tensor("bo", b_out, FLOAT)] + core_inits)
+          tensor("bqkv", b_in, FLOAT)] + out_q_inits)
     return {"shape": name, "seq": l, "d_model": d, "heads": h,
-            "models": {"fp32": [f"{name}_fp32_plain.onnx", f"{name}_fp32_fused.onnx"],
-                       "int8": [f"{name}_int8_dqmm.onnx"]}}
+            "models": {"fp32": [f"{name}_fp32_{v}.onnx" for v in ("plain", "fused", "mha")],
+                       "int8": [f"{name}_int8_{v}.onnx" for v in ("dqmm", "dqmm_mha", "qattention")]}}
 
 
 def main():

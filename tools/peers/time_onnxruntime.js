@@ -1,8 +1,9 @@
 // Times ONNX Runtime (onnxruntime-node, the same native library as the Python wheel) on the
 // models of make_onnx_models.py: for each model and thread count, a session with that many
 // intra-op threads, two warm-up runs, then runs until --min-time seconds and --min-calls calls.
-// Prints one JSON object per line with the keys of `edgeattn bench --json` (peer, shape, mode,
-// threads, median_ms, p90_ms, max_abs_err, cosine against the float64 reference).
+// Prints one JSON object per line with the keys of `edgeattn bench --json` (peer, shape, seq,
+// d_model, heads, mode, threads, median_ms, p90_ms, p99_ms, stddev_ms, calls, and max_abs_err and
+// cosine against the float64 reference), peer naming the ONNX Runtime version and the variant.
 //
 //   node tools/peers/time_onnxruntime.js DIR SHAPE THREADS [MIN_TIME] [MIN_CALLS]
 'use strict';
@@ -55,11 +56,22 @@ async function main() {
           if (Number(t1 - start) / 1e9 >= Number(minTime) && ms.length >= Number(minCalls)) break;
         }
         ms.sort((a, b) => a - b);
-        const at = (q) => ms[Math.min(ms.length - 1, Math.round(q * (ms.length - 1)))];
+        // Percentiles interpolate between the sorted times, as edgeattn bench does.
+        const at = (q) => {
+          const pos = q * (ms.length - 1);
+          const below = Math.floor(pos);
+          const above = Math.min(below + 1, ms.length - 1);
+          return ms[below] + (pos - below) * (ms[above] - ms[below]);
+        };
+        const mean = ms.reduce((a, b) => a + b, 0) / ms.length;
+        const variance = ms.reduce((a, b) => a + (b - mean) * (b - mean), 0) /
+                         Math.max(1, ms.length - 1);
         const variant = model.replace(`${shape.shape}_`, '').replace('.onnx', '');
         console.log(JSON.stringify({
-          peer: `onnxruntime-${ort.env.versions.common}/${variant}`, shape: shape.shape, mode,
-          threads, median_ms: at(0.5), p90_ms: at(0.9), calls: ms.length, ...compare(out, ref),
+          peer: `onnxruntime-${ort.env.versions.common}/${variant}`, shape: shape.shape,
+          seq: shape.seq, d_model: shape.d_model, heads: shape.heads, mode, threads,
+          median_ms: at(0.5), p90_ms: at(0.9), p99_ms: at(0.99), stddev_ms: Math.sqrt(variance),
+          calls: ms.length, ...compare(out, ref),
         }));
         await session.release();
       }

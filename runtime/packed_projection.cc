@@ -1,0 +1,38 @@
+#include "runtime/packed_projection.h"
+
+#include <cstring>
+#include <new>
+
+namespace edgeattn {
+namespace {
+
+template <class T>
+hwy::AlignedFreeUniquePtr<T[]> Allocate(std::size_t count) {
+  auto buffer = hwy::AllocateAligned<T>(count);
+  if (!buffer) throw std::bad_alloc();
+  return buffer;
+}
+
+// n floats padded with zeros to `padded`: kernels load whole panels of them.
+hwy::AlignedFreeUniquePtr<float[]> PaddedCopy(const float* values, std::size_t n,
+                                              std::size_t padded) {
+  auto out = Allocate<float>(padded);
+  std::memset(out.get(), 0, padded * sizeof(float));
+  std::memcpy(out.get(), values, n * sizeof(float));
+  return out;
+}
+
+}  // namespace
+
+PackedProjection::PackedProjection(const simd::ProjectionKernel& kernel, const void* w,
+                                   const float* scales, const float* bias, std::size_t n,
+                                   std::size_t k, std::size_t block)
+    : kernel_(&kernel), n_(n), k_(k), block_(block) {
+  packed_ = Allocate<std::uint8_t>(kernel.packed_bytes(n, k, block));
+  kernel.pack(w, n, k, block, packed_.get());
+  const std::size_t padded = panels() * kernel.panel_width;
+  if (scales != nullptr) scales_ = PaddedCopy(scales, n, padded);
+  if (bias != nullptr) bias_ = PaddedCopy(bias, n, padded);
+}
+
+}  // namespace edgeattn

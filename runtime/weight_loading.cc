@@ -1,0 +1,107 @@
+#include "runtime/weight_loading.h"
+
+#include <cstdint>
+#include <string>
+
+#include "runtime/int8_weight_file.h"
+#include "runtime/mha_validation.h"
+#include "runtime/text_checks.h"
+#include "runtime/weight_names.h"
+
+namespace edgeattn {
+namespace {
+
+std::vector<std::string> TensorNames(const SafetensorsFile& file) {
+  std::vector<std::string> names;
+  for (const auto& entry : file.tensors()) names.push_back(entry.first);
+  return names;
+}
+
+// d_model from the output projection, the heads from the caller, the key/value heads from the
+// key projection's rows (grouped-query attention).
+Config FloatConfig(const SafetensorsFile& file, const MatchedNames& names,
+                   const LoadOptions& options) {
+  const std::string where = "safetensors '" + file.source() + "': ";
+  const std::string& out_name = names.weights[kOut];
+  const TensorInfo& out = file.Info(out_name);
+  if (out.shape.size() != 2 || out.shape[0] != out.shape[1]) {
+    throw Error(where + "'" + Printable(out_name) +
+                "': expected a square [d_model, d_model] matrix (heads x head_dim = d_model)");
+  }
+  const std::size_t d = out.shape[0];
+  if (options.num_heads == 0) {
+    throw Error("num_heads: '" + file.source() +
+                "' holds float weights, which do not record the number of attention heads; "
+                "pass it (edgeattn run --heads N)");
+  }
+  std::size_t kv_heads = 0;
+  const std::string& k_name = names.weights[kK];
+  if (!k_name.empty() && d % options.num_heads == 0) {
+    const TensorInfo& k = file.Info(k_name);
+    const std::size_t dk = d / options.num_heads;
+    if (k.shape.size() != 2 || k.shape[0] == 0 || k.shape[0] % dk != 0) {
+      throw Error(where + "'" + Printable(k_name) + "': expected [num_kv_heads * " + Str(dk) +
+                  ", " + Str(d) + "] for " + Str(options.num_heads) + " heads");
+    }
+    kv_heads = k.shape[0] / dk;
+  }
+  const Config config{d,        options.num_heads, options.precision, options.int8_block,
+                      kv_heads, options.projection_kernel};
+  ValidateConfig(config);
+  return config;
+}
+
+// Views every tensor the names give, checked against the configuration's shapes.
+void ViewFloatTensors(const SafetensorsFile& file, const MatchedNames& names,
+                      LayerWeights* layer) {
+  const std::size_t d = layer->config.d_model;
+  const std::size_t kvd = KvDim(layer->config);
+  const std::size_t rows[kSlots] = {d + 2 * kvd, d, kvd, kvd, d};
+  FloatSpan weights[kSlots], biases[kSlots];
+  for (std::size_t slot = 0; slot < kSlots; ++slot) {
+    if (!names.weights[slot].empty()) {
+      weights[slot] = FloatTensor(file, names.weights[slot], {rows[slot], d}, &layer->copies);
+    }
+    if (!names.biases[slot].empty()) {
+      biases[slot] = FloatTensor(file, names.biases[slot], {rows[slot]}, &layer->copies);
+    }
+  }
+  WeightsView& w = layer->floats;
+  w.in_proj_weight = weights[kPacked];
+  w.q_proj_weight = weights[kQ];
+  w.k_proj_weight = weights[kK];
+  w.v_proj_weight = weights[kV];
+  w.out_proj_weight = weights[kOut];
+  w.in_proj_bias = biases[kPacked];
+  w.q_proj_bias = biases[kQ];
+  w.k_proj_bias = biases[kK];
+  w.v_proj_bias = biases[kV];
+  w.out_proj_bias = biases[kOut];
+}
+
+}  // namespace
+
+FloatSpan FloatTensor(const SafetensorsFile& file, const std::string& name,
+                      const std::vector<std::size_t>& shape,
+                      std::vector<std::vector<float>>* copies) {
+  const TensorInfo& info = file.Info(name);
+  const std::uint8_t* data = file.Data(name);
+  const bool aligned = reinterpret_cast<std::uintptr_t>(data) % alignof(float) == 0;
+  if (info.dtype == DType::kF32 && info.shape == shape && aligned) {
+    return {reinterpret_cast<const float*>(data), info.elements()};
+  }
+  copies->push_back(file.ReadFloat(name, shape));  // checks the shape and the dtype
+  return {copies->back().data(), copies->back().size()};
+}
+
+LayerWeights FindLayerWeights(const SafetensorsFile& file, const LoadOptions& options) {
+  if (IsInt8File(file)) return ReadInt8Layer(file, options);
+  const NameRules rules{NormalizePrefix(options.prefix), options.strict, options.no_bias};
+  const MatchedNames names = MatchLayerNames(TensorNames(file), rules, file.source());
+  LayerWeights layer;
+  layer.config = FloatConfig(file, names, options);
+  ViewFloatTensors(file, names, &layer);
+  return layer;
+}
+
+}  // namespace edgeattn

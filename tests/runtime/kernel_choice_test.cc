@@ -1,0 +1,109 @@
+// The operator with every projection and attention kernel this CPU runs, forced by name: the
+// same outputs bit for bit (every kernel of a precision performs the same arithmetic per
+// element), int8 files that do not depend on the kernel that wrote or reads them, and named
+// errors.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "edgeattn/edgeattn.hpp"
+#include "tests/expect_error.h"
+#include "tests/runtime/test_model.h"
+#include "tests/test_support.h"
+
+namespace edgeattn {
+namespace {
+
+using testing_support::ExpectError;
+using testing_support::GqaModel;
+
+std::vector<float> Forward1(const MultiheadAttention& mha, const std::vector<float>& x,
+                       std::size_t seq) {
+  const std::size_t d = mha.config().d_model;
+  std::vector<float> y(x.size());
+  Context context(2);
+  mha.Forward(context, {x.data(), 1, seq, d}, {y.data(), 1, seq, d});
+  return y;
+}
+
+TEST(ProjectionKernelTest, EveryKernelGivesTheSameOutputs) {
+  // d 200: k = 200 is not a multiple of the int8 block (64), 200 rows are not whole panels.
+  const GqaModel model(200, 5, 5, 31);
+  const std::vector<float> x = testing_support::RandomNormal(37 * 200, 32);
+  for (Precision precision : {Precision::kFp32, Precision::kInt8}) {
+    const std::vector<std::string> kernels = ProjectionKernels(precision);
+    ASSERT_FALSE(kernels.empty());
+    const MultiheadAttention best(model.with(precision), model.view());
+    EXPECT_EQ(best.projection_kernel(), kernels.front());
+    const std::vector<float> want = Forward1(best, x, 37);
+    for (const std::string& name : kernels) {
+      Config config = model.with(precision);
+      config.projection_kernel = name;
+      const MultiheadAttention forced(config, model.view());
+      EXPECT_EQ(forced.projection_kernel(), name);
+      EXPECT_EQ(Forward1(forced, x, 37), want) << name;
+    }
+  }
+}
+
+TEST(ProjectionKernelTest, Int8FilesDoNotDependOnTheKernel) {
+  const GqaModel model(64, 4, 2, 33);
+  const std::vector<float> x = testing_support::RandomNormal(9 * 64, 34);
+  const std::string path = ::testing::TempDir() + "kernel_independent.safetensors";
+  for (const std::string& writer : ProjectionKernels(Precision::kInt8)) {
+    Config config = model.with(Precision::kInt8);
+    config.projection_kernel = writer;
+    const MultiheadAttention saved(config, model.view());
+    saved.SaveInt8(path);
+    for (const std::string& reader : ProjectionKernels(Precision::kInt8)) {
+      LoadOptions options;
+      options.projection_kernel = reader;
+      const MultiheadAttention loaded = MultiheadAttention::Load(path, options);
+      EXPECT_EQ(loaded.projection_kernel(), reader);
+      EXPECT_EQ(Forward1(loaded, x, 9), Forward1(saved, x, 9)) << writer << " -> " << reader;
+    }
+  }
+  std::remove(path.c_str());
+}
+
+TEST(AttentionKernelTest, EveryFp32KernelGivesTheSameOutputs) {
+  const GqaModel model(96, 3, 3, 36);
+  const std::vector<float> x = testing_support::RandomNormal(70 * 96, 37);
+  const MultiheadAttention best(model.config, model.view());
+  const std::vector<std::string> kernels = AttentionKernels();
+  ASSERT_FALSE(kernels.empty());
+  EXPECT_EQ(best.attention_kernel(), kernels.front());
+  for (const std::string& name : kernels) {
+    Config config = model.config;
+    config.attention_kernel = name;
+    const MultiheadAttention forced(config, model.view());
+    EXPECT_EQ(forced.attention_kernel(), name);
+    EXPECT_EQ(Forward1(forced, x, 70), Forward1(best, x, 70)) << name;
+    KvCache cache(forced, 70);  // the cache takes the operator's kernel's layout
+    std::vector<float> y(x.size());
+    Context context(1);
+    forced.Decode(context, {x.data(), 1, 70, 96}, cache, {y.data(), 1, 70, 96});
+  }
+  Config config = model.config;
+  config.attention_kernel = "f32kv_typo";
+  ExpectError([&] { MultiheadAttention(config, model.view()); },
+              {"Config.attention_kernel", kernels.front().c_str(), "got 'f32kv_typo'"});
+}
+
+TEST(ProjectionKernelTest, UnknownKernelNamesTheAvailableOnes) {
+  const GqaModel model(16, 2, 2, 35);
+  Config config = model.with(Precision::kInt8);
+  config.projection_kernel = "f32_6x4v_typo";
+  const std::string first = ProjectionKernels(Precision::kInt8).front();
+  ExpectError([&] { MultiheadAttention(config, model.view()); },
+              {"Config.projection_kernel", "int8 kernels this CPU runs", first.c_str(),
+               "got 'f32_6x4v_typo'"});
+  // An fp32 kernel is not an int8 one.
+  config.projection_kernel = ProjectionKernels(Precision::kFp32).front();
+  ExpectError([&] { MultiheadAttention(config, model.view()); }, {"Config.projection_kernel"});
+}
+
+}  // namespace
+}  // namespace edgeattn

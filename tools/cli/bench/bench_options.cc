@@ -1,0 +1,343 @@
+#include "tools/cli/bench/bench_options.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <thread>
+
+#include "runtime/benchmark_case.h"
+#include "runtime/text_checks.h"
+#include "tools/cli/bench/process_memory.h"
+
+namespace edgeattn {
+namespace cli {
+namespace {
+
+std::vector<std::string> Split(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t end = text.find(separator, start);
+    parts.push_back(text.substr(start, end - start));
+    if (end == std::string::npos) return parts;
+    start = end + 1;
+  }
+}
+
+// A whole decimal number, or nothing.
+bool ParseCount(const std::string& text, std::size_t* value) {
+  if (text.empty() || text.size() > 18) return false;
+  *value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    *value = *value * 10 + static_cast<std::size_t>(c - '0');
+  }
+  return true;
+}
+
+struct Limits {
+  const std::string& option;
+  std::size_t min, max;
+};
+
+void AddValue(const Limits& l, std::size_t v, std::vector<std::size_t>* out) {
+  if (v < l.min || v > l.max) {
+    throw Error(l.option + ": expected values in [" + Str(l.min) + ", " + Str(l.max) + "], got " +
+                Str(v));
+  }
+  if (out->size() == kMaxListValues) {
+    throw Error(l.option + ": expected at most " + Str(kMaxListValues) + " values");
+  }
+  out->push_back(v);
+}
+
+// start:end[:xF | :+S]
+void AddSweep(const Limits& l, const std::string& item, std::vector<std::size_t>* out) {
+  const std::vector<std::string> parts = Split(item, ':');
+  std::size_t start = 0, end = 0, step = 1;
+  const bool geometric = parts.size() == 3 && !parts[2].empty() && parts[2][0] == 'x';
+  const bool steps_ok = parts.size() == 2 ||
+                        (parts.size() == 3 && !parts[2].empty() &&
+                         (parts[2][0] == 'x' || parts[2][0] == '+') &&
+                         ParseCount(parts[2].substr(1), &step));
+  if (parts.size() > 3 || !ParseCount(parts[0], &start) || !ParseCount(parts[1], &end) ||
+      !steps_ok) {
+    throw Error(l.option + ": expected a sweep START:END:xFACTOR or START:END:+STEP, got '" +
+                item + "'");
+  }
+  if (start > end) {
+    throw Error(l.option + ": sweep '" + item + "' starts above its end");
+  }
+  if (geometric ? (step < 2 || start == 0) : step == 0) {
+    throw Error(l.option + ": sweep '" + item + "' never advances (" +
+                (geometric ? "factor >= 2 and start >= 1" : "step >= 1") + " expected)");
+  }
+  for (std::size_t v = start; v <= end;) {
+    AddValue(l, v, out);
+    if (geometric ? v > end / step : end - v < step) break;
+    v = geometric ? v * step : v + step;
+  }
+}
+
+// Each listed value once, in the order first given.
+std::vector<std::size_t> Distinct(const std::vector<std::size_t>& values) {
+  std::vector<std::size_t> out;
+  for (std::size_t v : values) {
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::size_t> ParseCountList(const std::string& option, const std::string& text,
+                                        std::size_t min, std::size_t max) {
+  const Limits limits{option, min, max};
+  std::vector<std::size_t> values;
+  for (const std::string& item : Split(text, ',')) {
+    std::size_t v = 0;
+    if (item.find(':') != std::string::npos) {
+      AddSweep(limits, item, &values);
+    } else if (ParseCount(item, &v)) {
+      AddValue(limits, v, &values);
+    } else {
+      throw Error(option + ": expected a number, a list such as 64,128 or a sweep such as " +
+                  "64:4096:x2, got '" + item + "'");
+    }
+  }
+  return Distinct(values);
+}
+
+void AddBenchOptions(CLI::App* app, BenchOptions* o) {
+  app->add_option("--shape", o->shapes,
+                  "Contract shapes, e.g. tiny,bert (all: every one); decode: one new position "
+                  "against a KV cache of 512 (d 768, 12 heads)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"tiny", "minilm", "bert", "whisper", "decode", "all"}))
+      ->capture_default_str();
+  app->add_option("--seq", o->seq,
+                  "Query lengths L: 128, a list 64,128 or a sweep 64:4096:x2 / 64:512:+64 "
+                  "(decode: new positions per step, default 1)");
+  app->add_option("--d-model", o->d_model, "Custom shape: model width (with --heads and --seq)");
+  app->add_option("--heads", o->heads, "Custom shape: number of heads");
+  app->add_option("--kv-heads", o->kv_heads,
+                  "Key/value heads, a divisor of the heads (grouped-query attention; default: "
+                  "the heads)");
+  app->add_option("--batch", o->batch, "Sequences per call")->capture_default_str();
+  app->add_option("--key-len", o->key_len,
+                  "Cross-attention: key/value lengths Lk (list or sweep; default: "
+                  "self-attention)");
+  app->add_flag("--causal", o->causal, "Causal mask (query i attends keys j <= i)");
+  app->add_option("--decode", o->decode,
+                  "Time decode steps against a KV cache of this many positions (list or sweep)");
+  app->add_option("--threads", o->threads,
+                  "Thread counts: 1,2 or a sweep 1:8:x2 (default: 1 and all hardware threads)");
+  CLI::Option* precision =
+      app->add_option("--precision", o->precisions, "Paths to measure, e.g. fp32,int8")
+          ->delimiter(',')
+          ->check(CLI::IsMember({"fp32", "int8"}))
+          ->capture_default_str();
+  app->add_option("--kernel", o->kernels,
+                  "Projection kernels to measure instead, by name (edgeattn info lists this "
+                  "CPU's), e.g. qd8_qc8w_vnni_4x4v,qd8_qc8w_i16")
+      ->delimiter(',')
+      ->excludes(precision);
+  app->add_option("--int8-block", o->int8_block,
+                  "int8: activation values per quantization scale (multiple of 4)")
+      ->capture_default_str();
+  app->add_option("--warmup", o->measure.warmup, "Untimed calls before each row")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  app->add_option("--repetitions", o->measure.repetitions,
+                  "Timed calls per row, exactly (default 0: until --min-time and --min-calls)")
+      ->check(CLI::Range(std::size_t{0}, kMaxTimedCalls))
+      ->capture_default_str();
+  app->add_option("--min-time", o->measure.min_time, "Seconds to measure each row, at least")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  app->add_option("--min-calls", o->measure.min_calls, "Calls to measure each row, at least")
+      ->check(CLI::Range(std::size_t{1}, kMaxTimedCalls))
+      ->capture_default_str();
+  app->add_option("--reference", o->reference,
+                  "The float reference (accuracy columns): auto skips it where one call would "
+                  "take longer than measuring the rows it serves")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
+  app->add_option("--format", o->format, "Output: table, json (one object per line), csv, markdown")
+      ->check(CLI::IsMember({"table", "json", "csv", "markdown"}))
+      ->capture_default_str();
+  app->add_flag("--json", o->json, "Same as --format json");
+}
+
+namespace {
+
+struct ModelSpec {
+  std::string name;
+  std::size_t d_model, heads;
+  std::vector<std::size_t> seqs;    // the shape's query lengths
+  std::vector<std::size_t> caches;  // the decode shape's cache length
+};
+
+std::vector<ModelSpec> SelectModels(const BenchOptions& o) {
+  const bool all = std::find(o.shapes.begin(), o.shapes.end(), "all") != o.shapes.end();
+  if (o.d_model != 0 || o.heads != 0) {
+    if (!all || o.shapes.size() != 1) {
+      throw Error("--shape and --d-model/--heads: expected a contract shape or a custom one, "
+                  "not both");
+    }
+    if (o.d_model == 0 || o.heads == 0 || o.seq.empty()) {
+      throw Error("--d-model, --heads and --seq: expected all three for a custom shape");
+    }
+    return {{"custom", o.d_model, o.heads, {}, {}}};
+  }
+  std::vector<ModelSpec> models;
+  for (const ShapeSpec& s : ContractShapes()) {
+    if (all || std::find(o.shapes.begin(), o.shapes.end(), s.name) != o.shapes.end()) {
+      models.push_back({s.name, s.d_model, s.heads, {s.seq}, {}});
+    }
+  }
+  if (all || std::find(o.shapes.begin(), o.shapes.end(), "decode") != o.shapes.end()) {
+    const ShapeSpec& s = DecodeShape();
+    models.push_back({s.name, s.d_model, s.heads, {}, {s.seq}});
+  }
+  return models;
+}
+
+void CheckModel(const BenchOptions& o, const ModelSpec& m) {
+  if (m.d_model > kMaxModelDim) {
+    throw Error("--d-model: expected at most " + Str(kMaxModelDim) + ", got " + Str(m.d_model));
+  }
+  if (m.heads > m.d_model) {
+    throw Error("--heads: expected at most d_model (" + Str(m.d_model) + "), got " + Str(m.heads));
+  }
+  if (o.kv_heads > m.heads) {
+    throw Error("--kv-heads: expected a divisor of the heads (" + Str(m.heads) + "), got " +
+                Str(o.kv_heads));
+  }
+}
+
+// The groups of one model: each query length, key length and cache length.
+void AddGroups(const BenchOptions& o, const ModelSpec& m, std::vector<BenchGroup>* groups) {
+  std::vector<std::size_t> caches = m.caches;
+  if (!o.decode.empty()) caches = ParseCountList("--decode", o.decode, 0, kMaxSequenceLength);
+  const bool decode = !caches.empty();
+  if (decode && !o.key_len.empty()) {
+    throw Error("--key-len: decode steps attend to their cache; --decode sets its length");
+  }
+  const std::vector<std::size_t> default_seqs = decode ? std::vector<std::size_t>{1} : m.seqs;
+  const std::vector<std::size_t> seqs =
+      o.seq.empty() ? default_seqs : ParseCountList("--seq", o.seq, 1, kMaxSequenceLength);
+  const std::vector<std::size_t> keys =
+      o.key_len.empty() ? std::vector<std::size_t>{0}
+                        : ParseCountList("--key-len", o.key_len, 1, kMaxSequenceLength);
+  if (!decode) caches = {0};
+  for (std::size_t seq : seqs) {
+    for (std::size_t key : keys) {
+      for (std::size_t cache : caches) {
+        BenchGroup g;
+        g.shape = m.name;
+        g.d_model = m.d_model;
+        g.heads = m.heads;
+        g.kv_heads = o.kv_heads == 0 ? m.heads : o.kv_heads;
+        g.batch = o.batch;
+        g.seq = seq;
+        g.decode = decode;
+        g.cache_len = cache;
+        g.cross = key != 0;
+        g.key_len = decode ? cache + seq : (key != 0 ? key : seq);
+        g.causal = decode || o.causal;
+        if (g.key_len > kMaxSequenceLength) {
+          throw Error("--decode: cache plus new positions must stay within " +
+                      Str(kMaxSequenceLength) + ", got " + Str(g.key_len));
+        }
+        groups->push_back(g);
+      }
+    }
+  }
+}
+
+// A group's inputs, outputs and reference output must fit in memory: refuse rather than have
+// the system kill the process part-way.
+void CheckMemory(const BenchGroup& g) {
+  const double floats = static_cast<double>(g.batch) * static_cast<double>(g.d_model) *
+                        (3.0 * static_cast<double>(g.seq) + 2.0 * static_cast<double>(g.key_len));
+  const std::optional<std::size_t> physical = PhysicalMemoryBytes();
+  if (physical && floats * sizeof(float) > static_cast<double>(*physical)) {
+    char text[200];
+    std::snprintf(text, sizeof(text),
+                  "--seq, --key-len, --decode, --batch: batch %zu, L %zu, Lk %zu, d %zu needs "
+                  "%.1f GiB for its inputs and outputs alone, this machine has %.1f GiB",
+                  g.batch, g.seq, g.key_len, g.d_model, floats * sizeof(float) / 1073741824.0,
+                  static_cast<double>(*physical) / 1073741824.0);
+    throw Error(text);
+  }
+}
+
+std::vector<std::size_t> ThreadCounts(const std::string& text) {
+  if (!text.empty()) return ParseCountList("--threads", text, 0, kMaxThreads);
+  const std::size_t all = std::max(1u, std::thread::hardware_concurrency());
+  return all > 1 ? std::vector<std::size_t>{1, all} : std::vector<std::size_t>{1};
+}
+
+}  // namespace
+
+// The precision whose kernels this CPU runs include `name`; throws naming them otherwise.
+Precision KernelPrecision(const std::string& name) {
+  std::string names;
+  for (Precision precision : {Precision::kFp32, Precision::kInt8}) {
+    for (const std::string& kernel : ProjectionKernels(precision)) {
+      if (kernel == name) return precision;
+      names += (names.empty() ? "" : ", ") + kernel;
+    }
+  }
+  throw Error("--kernel: expected one of the kernels this CPU runs (" + names + "), got '" +
+              name + "'");
+}
+
+// The rows' operators: each --kernel, or each --precision with its best kernel.
+std::vector<BenchMode> Modes(const BenchOptions& o) {
+  std::vector<BenchMode> modes;
+  const auto add = [&](BenchMode mode) {
+    for (const BenchMode& m : modes) {
+      if (m.precision == mode.precision && m.kernel == mode.kernel) return;
+    }
+    modes.push_back(std::move(mode));
+  };
+  for (const std::string& name : o.kernels) add({KernelPrecision(name), name});
+  if (!o.kernels.empty()) return modes;
+  for (const std::string& p : o.precisions) {
+    add({p == "int8" ? Precision::kInt8 : Precision::kFp32, ""});
+  }
+  return modes;
+}
+
+BenchPlan MakeBenchPlan(const BenchOptions& o) {
+  if (o.batch < 1 || o.batch > kMaxBatch) {
+    throw Error("--batch: expected a value in [1, " + Str(kMaxBatch) + "], got " + Str(o.batch));
+  }
+  BenchPlan plan;
+  for (const ModelSpec& m : SelectModels(o)) {
+    CheckModel(o, m);
+    AddGroups(o, m, &plan.groups);
+  }
+  for (const BenchGroup& g : plan.groups) CheckMemory(g);
+  plan.modes = Modes(o);
+  plan.threads = ThreadCounts(o.threads);
+  plan.int8_block = o.int8_block;
+  plan.measure = o.measure;
+  plan.reference = o.reference == "always"  ? ReferencePolicy::kAlways
+                   : o.reference == "never" ? ReferencePolicy::kNever
+                                            : ReferencePolicy::kAuto;
+  const std::string format = o.json ? "json" : o.format;
+  plan.format = format == "json"       ? OutputFormat::kJson
+                : format == "csv"      ? OutputFormat::kCsv
+                : format == "markdown" ? OutputFormat::kMarkdown
+                                       : OutputFormat::kTable;
+  if (o.json && o.format != "table" && o.format != "json") {
+    throw Error("--json and --format " + o.format + ": expected one output format");
+  }
+  return plan;
+}
+
+}  // namespace cli
+}  // namespace edgeattn

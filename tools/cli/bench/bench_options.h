@@ -1,0 +1,80 @@
+// The options of `edgeattn bench` and the plan of rows they ask for.
+#ifndef EDGEATTN_TOOLS_CLI_BENCH_BENCH_OPTIONS_H_
+#define EDGEATTN_TOOLS_CLI_BENCH_BENCH_OPTIONS_H_
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "edgeattn/edgeattn.hpp"
+#include "tools/cli/bench/measurement.h"
+
+namespace edgeattn {
+namespace cli {
+
+// The options as typed: lists and sweeps stay text until MakeBenchPlan checks them.
+struct BenchOptions {
+  std::vector<std::string> shapes = {"all"};
+  std::string seq, key_len, decode, threads;
+  std::size_t d_model = 0, heads = 0, kv_heads = 0, batch = 1;
+  bool causal = false;
+  std::vector<std::string> precisions = {"fp32", "int8"};
+  std::vector<std::string> kernels;  // projection kernels by name, instead of precisions
+  std::size_t int8_block = kDefaultInt8Block;
+  StopRule measure;
+  std::string reference = "auto";
+  std::string format = "table";
+  bool json = false;
+};
+
+// The rows that share one model and one set of inputs: one float reference, then each
+// precision at each thread count.
+struct BenchGroup {
+  std::string shape;  // a contract shape's name, or "custom"
+  std::size_t d_model = 0, heads = 0, kv_heads = 0;  // kv_heads == heads: multi-head attention
+  std::size_t batch = 1;
+  std::size_t seq = 0;      // query positions; decode: new positions per step
+  std::size_t key_len = 0;  // keys each query sees; decode: cache_len + seq
+  std::size_t cache_len = 0;
+  bool decode = false;
+  bool causal = false;  // decode steps are causal too
+  bool cross = false;   // key and value are inputs of their own (Lk may differ from L)
+};
+
+enum class ReferencePolicy { kAuto, kAlways, kNever };
+enum class OutputFormat { kTable, kJson, kCsv, kMarkdown };
+
+// What one row's operator runs: a precision and its projection kernel ("": the best).
+struct BenchMode {
+  Precision precision;
+  std::string kernel;
+};
+
+struct BenchPlan {
+  std::vector<BenchGroup> groups;
+  std::vector<BenchMode> modes;
+  std::vector<std::size_t> threads;
+  std::size_t int8_block = kDefaultInt8Block;
+  StopRule measure;
+  ReferencePolicy reference = ReferencePolicy::kAuto;
+  OutputFormat format = OutputFormat::kTable;
+};
+
+void AddBenchOptions(CLI::App* app, BenchOptions* o);
+
+// Checks the options against each other and expands the lists and sweeps; throws Error naming
+// the option.
+BenchPlan MakeBenchPlan(const BenchOptions& o);
+
+// "64,128,256", "64:4096:x2" (x: times a factor), "64:512:+64" (+: plus a step), "1:4" (+1),
+// or a mix separated by commas; every value in [min, max], at most kMaxListValues values.
+std::vector<std::size_t> ParseCountList(const std::string& option, const std::string& text,
+                                        std::size_t min, std::size_t max);
+inline constexpr std::size_t kMaxListValues = 1000;
+
+}  // namespace cli
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_TOOLS_CLI_BENCH_BENCH_OPTIONS_H_

@@ -1,0 +1,103 @@
+// A decode step: n new positions of each of B sequences against a KV cache of cache_len
+// positions. Every timed call rolls the cache back to cache_len first, so each sees the same
+// cache. The reference is those positions of a causal forward pass over the whole sequence,
+// which recomputes every position's keys and values (so "vs ref" also shows what the cache saves).
+#include <limits>
+
+#include "edgeattn/reference.hpp"
+#include "tools/cli/bench/workload.h"
+
+namespace edgeattn {
+namespace cli {
+namespace {
+
+class DecodeRun : public WorkloadRun {
+ public:
+  DecodeRun(const MultiheadAttention& mha, Context& context, const BenchGroup& g,
+            const std::vector<float>& prefix, const std::vector<float>& step)
+      : mha_(mha), context_(context), g_(g), step_(step),
+        cache_(mha, g.cache_len + g.seq, g.batch), out_(step.size()) {
+    if (g.cache_len > 0) {
+      // A context of its own fills the cache, so that the row's scratch memory is the step's.
+      Context prefill(context.threads());
+      std::vector<float> prefix_out(prefix.size());
+      mha_.Decode(prefill, {prefix.data(), g.batch, g.cache_len, g.d_model}, cache_,
+                  {prefix_out.data(), g.batch, g.cache_len, g.d_model});
+    }
+  }
+
+  void Call() override {
+    cache_.Truncate(g_.cache_len);
+    mha_.Decode(context_, {step_.data(), g_.batch, g_.seq, g_.d_model}, cache_,
+                {out_.data(), g_.batch, g_.seq, g_.d_model});
+  }
+  const std::vector<float>& output() const override { return out_; }
+  std::size_t cache_bytes() const override { return cache_.bytes(); }
+
+ private:
+  const MultiheadAttention& mha_;
+  Context& context_;
+  BenchGroup g_;
+  const std::vector<float>& step_;
+  KvCache cache_;
+  std::vector<float> out_;
+};
+
+class DecodeWorkload : public Workload {
+ public:
+  DecodeWorkload(const BenchGroup& g, const RandomModel& model)
+      : g_(g), model_(model), all_(RandomActivations(g.batch * g.key_len * g.d_model)) {
+    // all_ is [B, cache_len + seq, d]: each sequence's cached positions, then its new ones.
+    const std::size_t d = g.d_model;
+    for (std::size_t b = 0; b < g.batch; ++b) {
+      const float* sequence = all_.data() + b * g.key_len * d;
+      prefix_.insert(prefix_.end(), sequence, sequence + g.cache_len * d);
+      step_.insert(step_.end(), sequence + g.cache_len * d, sequence + g.key_len * d);
+    }
+  }
+
+  double flops() const override {
+    return DecodeFlops(g_.batch, g_.seq, g_.cache_len, g_.d_model, KvDim());
+  }
+  double reference_flops() const override {
+    return ForwardFlops(g_.batch, g_.seq, g_.key_len, g_.d_model, KvDim());
+  }
+
+  void Reference(std::vector<float>* out) const override {
+    // New position i (of seq) sees keys j <= cache_len + i.
+    std::vector<float> mask(g_.seq * g_.key_len, 0.0f);
+    for (std::size_t i = 0; i < g_.seq; ++i) {
+      for (std::size_t j = g_.cache_len + i + 1; j < g_.key_len; ++j) {
+        mask[i * g_.key_len + j] = -std::numeric_limits<float>::infinity();
+      }
+    }
+    ForwardOptions options;
+    options.attn_mask = {mask.data(), mask.size()};
+    const ConstTensor all{all_.data(), g_.batch, g_.key_len, g_.d_model};
+    out->resize(step_.size());
+    ReferenceForward(model_.config, model_.view(),
+                     {step_.data(), g_.batch, g_.seq, g_.d_model}, all, all,
+                     {out->data(), g_.batch, g_.seq, g_.d_model}, options);
+  }
+
+  std::unique_ptr<WorkloadRun> Start(const MultiheadAttention& mha,
+                                     Context& context) const override {
+    return std::make_unique<DecodeRun>(mha, context, g_, prefix_, step_);
+  }
+
+ private:
+  std::size_t KvDim() const { return g_.kv_heads * (g_.d_model / g_.heads); }
+
+  BenchGroup g_;
+  const RandomModel& model_;
+  std::vector<float> all_, prefix_, step_;
+};
+
+}  // namespace
+
+std::unique_ptr<Workload> MakeDecodeWorkload(const BenchGroup& group, const RandomModel& model) {
+  return std::make_unique<DecodeWorkload>(group, model);
+}
+
+}  // namespace cli
+}  // namespace edgeattn

@@ -1,0 +1,32 @@
+#include "tools/cli/layer_options.h"
+
+namespace edgeattn {
+namespace cli {
+
+LoadOptions LayerFlags::ToLoadOptions(std::size_t heads, Precision precision,
+                                      std::size_t int8_block) const {
+  LoadOptions options;
+  options.num_heads = heads;
+  options.precision = precision;
+  options.int8_block = int8_block;
+  options.prefix = prefix;
+  options.strict = !non_strict;
+  options.no_bias = no_bias;
+  return options;
+}
+
+void AddLayerFlags(CLI::App* app, LayerFlags* flags) {
+  app->add_option("--prefix", flags->prefix,
+                  "Load the attention layer whose tensors start with this prefix in a "
+                  "whole-model checkpoint, e.g. model.encoder.layers.3.self_attn. ('edgeattn "
+                  "info --weights FILE' lists them)");
+  app->add_flag("--non-strict", flags->non_strict,
+                "Ignore tensors the layer does not use and take missing biases as zeros "
+                "(default: strict, as PyTorch's load_state_dict: they are errors)");
+  app->add_flag("--no-bias", flags->no_bias,
+                "The layer has no biases (bias=False): with strict loading, a bias tensor in "
+                "the file is an error; with --non-strict, the file's biases are ignored");
+}
+
+}  // namespace cli
+}  // namespace edgeattn

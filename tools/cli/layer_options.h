@@ -1,0 +1,27 @@
+// The options that pick and check one attention layer in a weights file (run and quantize).
+#ifndef EDGEATTN_TOOLS_CLI_LAYER_OPTIONS_H_
+#define EDGEATTN_TOOLS_CLI_LAYER_OPTIONS_H_
+
+#include <CLI/CLI.hpp>
+
+#include "edgeattn/edgeattn.hpp"
+
+namespace edgeattn {
+namespace cli {
+
+struct LayerFlags {
+  std::string prefix;
+  bool non_strict = false;
+  bool no_bias = false;
+
+  // The flags as load options for a file with `heads` heads (0: from an int8 file).
+  LoadOptions ToLoadOptions(std::size_t heads, Precision precision, std::size_t int8_block) const;
+};
+
+// --prefix, --non-strict, --no-bias.
+void AddLayerFlags(CLI::App* app, LayerFlags* flags);
+
+}  // namespace cli
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_TOOLS_CLI_LAYER_OPTIONS_H_
