@@ -6,12 +6,13 @@
 //   offset by +128 (x ^ 0x80) and each block's accumulator starts at -128 * sum(weights).
 //   Highway 1.0.3's AVX3_DL target string lacks avx512vnni: this file adds it for that target.
 // - SVE: svdot, signed by signed.
-// - NEON with the Armv8.2 dot product (runtime HWCAP check): vdotq_s32, signed by signed.
+// - NEON with the Armv8.2 dot product (runtime HWCAP check): sdot by element, signed by signed.
 // - everywhere else, the portable path: bytes promoted to int16, then
 //   ReorderWidenMulAccumulate (pmaddwd on x86: exact int16 x int16 -> int32 pair sums).
-// The three dot-product paths run tiles of up to 4 rows x 4 vectors: each group's weight vectors
-// are loaded once for all rows of the tile, the int32 accumulators stay in registers, and the
-// float sums over blocks go to an L1 buffer once per block.
+// The three dot-product paths run tiles of up to 4 rows x 4 vectors (NEON: 3 rows): each group's
+// weight vectors are loaded once for all rows of the tile, the int32 accumulators stay in
+// registers, and the float sums over blocks go to an L1 buffer once per block (NEON: they stay
+// in registers).
 
 #if defined(EDGEATTN_SIMD_GEMM_I8_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EDGEATTN_SIMD_GEMM_I8_INL_H_
@@ -194,60 +195,165 @@ HWY_INLINE const char* GemmI8PathName() { return "avx512-vnni"; }
 
 #if EDGEATTN_I8_NEON_DOT
 // Armv8.2 dot product (sdot), which Highway 1.0.3's NEON target neither enables nor detects:
-// compiled for +dotprod here and called only when the kernel reports it (HWCAP_ASIMDDP).
-HWY_PUSH_ATTRIBUTES("arch=armv8.2-a+crypto+dotprod")
-
-// Same role as PinToRegister on x86: keeps g++ from renaming the accumulators every iteration.
-HWY_INLINE void PinToRegisterNeon(int32x4_t& v) {
-#if HWY_COMPILER_GCC
-  asm("" : "+w"(v));
+// compiled for +dotprod here and called only when the kernel reports it (HWCAP_ASIMDDP). clang 14
+// accepts no "arch=" string with extensions here, g++'s assembler needs armv8.2-a for sdot.
+#if HWY_COMPILER_CLANG
+HWY_PUSH_ATTRIBUTES("crypto,dotprod")
 #else
-  (void)v;
+HWY_PUSH_ATTRIBUTES("arch=armv8.2-a+crypto+dotprod")
+#endif
+
+// acc += the products of each 4 weight bytes of w (per 32-bit lane) with the 4 activation bytes
+// in 32-bit lane kLane of x: sdot by element, so that one 16-byte load of x serves four groups
+// of 4 k. Older clangs (14 here) declare the dot-product intrinsics only when the whole build
+// targets the dot product (their arm_neon.h then defines vdotq_laneq_s32); there it is the
+// instruction itself.
+template <int kLane>
+HWY_INLINE int32x4_t DotLaneNeon(int32x4_t acc, int8x16_t w, int8x16_t x) {
+#if HWY_COMPILER_GCC_ACTUAL || defined(vdotq_laneq_s32)
+  return vdotq_laneq_s32(acc, w, x, kLane);
+#else
+  asm("sdot %0.4s, %1.16b, %2.4b[%3]" : "+w"(acc) : "w"(w), "w"(x), "i"(kLane));
+  return acc;
 #endif
 }
 
-// kRows rows x 16 features (4 vectors of 4) of panel p: sums[r * 16 + j] = sum over blocks of
-// x_scale[row][b] * (block b's int32 dot product), in block order, each step one fused
-// multiply-add (as the other paths and the scalar reference). Each group's four weight vectors
-// are loaded once for all rows: 16 sdot per 4 weight loads and kRows activation broadcasts.
-// The 4 x kRows int32 accumulators stay in registers; the float sums in L1, once per block.
+// Where the NEON tile wants an instruction order, an empty volatile asm: g++'s scheduler moves
+// nothing across it, so it neither hoists loads into more registers than there are nor puts a
+// load next to its first use, where in-order cores (A55, A510) would stall.
+#define EDGEATTN_I8_ORDER() asm volatile("")
+
+// The registers of a block's dot products: kRows x 4 int32 accumulators, kRows activation
+// vectors (16 bytes: four groups), and two weight vectors (w0, w1) loaded one vector ahead of
+// use. With the tile's kRows x 4 float sums over blocks, 31 of the 32 NEON registers at 3 rows.
 template <size_t kRows>
-HWY_NOINLINE void DotTileNeon(const int8_t* weights, const QuantizedRowsView& a, size_t row0,
-                              const I8Layout& L, float* HWY_RESTRICT sums) {
-  for (size_t i = 0; i < kRows * 16; ++i) sums[i] = 0.0f;
-  for (size_t b = 0; b < L.blocks; ++b) {
-    int32x4_t acc[kRows][4];
+struct DotTileRegsNeon {
+  int32x4_t acc[kRows][4];
+  int8x16_t x[kRows];
+  int8x16_t w0, w1;
+};
+
+// One group of 4 k (lane kLane of x): the four weight vectors in turn for all rows, each
+// loaded while the rows multiply the one before. On entry w0 holds vector 0 of the group at wg.
+template <size_t kRows, int kLane>
+HWY_INLINE void DotGroupNeon(DotTileRegsNeon<kRows>& t, const int8_t* HWY_RESTRICT wg) {
+  t.w1 = vld1q_s8(wg + 16);
+  EDGEATTN_I8_ORDER();
+  for (size_t r = 0; r < kRows; ++r) t.acc[r][0] = DotLaneNeon<kLane>(t.acc[r][0], t.w0, t.x[r]);
+  EDGEATTN_I8_ORDER();
+  t.w0 = vld1q_s8(wg + 32);
+  EDGEATTN_I8_ORDER();
+  for (size_t r = 0; r < kRows; ++r) t.acc[r][1] = DotLaneNeon<kLane>(t.acc[r][1], t.w1, t.x[r]);
+  EDGEATTN_I8_ORDER();
+  t.w1 = vld1q_s8(wg + 48);
+  EDGEATTN_I8_ORDER();
+  for (size_t r = 0; r < kRows; ++r) t.acc[r][2] = DotLaneNeon<kLane>(t.acc[r][2], t.w0, t.x[r]);
+  EDGEATTN_I8_ORDER();
+  if (kLane != 3) t.w0 = vld1q_s8(wg + 256);  // vector 0 of the next group of the chunk
+  EDGEATTN_I8_ORDER();
+  for (size_t r = 0; r < kRows; ++r) t.acc[r][3] = DotLaneNeon<kLane>(t.acc[r][3], t.w1, t.x[r]);
+  EDGEATTN_I8_ORDER();
+}
+
+// Four groups (16 k) from group g: the first weight vector, then one 16-byte activation load
+// per row (which covers that load's latency), then the groups.
+template <size_t kRows>
+HWY_INLINE void DotChunkNeon(DotTileRegsNeon<kRows>& t, const int8_t* HWY_RESTRICT wg,
+                             const int8_t* const (&rows)[kRows], size_t g) {
+  t.w0 = vld1q_s8(wg);
+  for (size_t r = 0; r < kRows; ++r) t.x[r] = vld1q_s8(rows[r] + 4 * g);
+  EDGEATTN_I8_ORDER();
+  DotGroupNeon<kRows, 0>(t, wg);
+  DotGroupNeon<kRows, 1>(t, wg + 256);
+  DotGroupNeon<kRows, 2>(t, wg + 512);
+  DotGroupNeon<kRows, 3>(t, wg + 768);
+}
+
+// A block's int32 dot products start at kDotBiasBits, the bits of the float 1.5 * 2^23: while
+// |sum| < 2^22 the bits of bias + sum are those of the float 1.5 * 2^23 + sum, so one
+// subtraction gives the exact float, where a conversion (scvtf) costs two micro-ops on the one
+// pipe of A76-class cores that runs it. Blocks of at most kMaxBiasedGroups groups (4 products of
+// at most 128 * 128 each) stay below 2^22; longer blocks convert.
+constexpr int32_t kDotBiasBits = 0x4B400000;
+constexpr float kDotBias = 12582912.0f;
+constexpr size_t kMaxBiasedGroups = ((size_t{1} << 22) - 1) / (4 * 128 * 128);
+
+// The groups [g, g_end) of one block, whole chunks of four and then single groups.
+template <size_t kRows>
+HWY_INLINE void DotBlockNeon(DotTileRegsNeon<kRows>& t, const int8_t* HWY_RESTRICT weights,
+                             const int8_t* const (&rows)[kRows], size_t g, size_t g_end) {
+  for (; g + 4 <= g_end; g += 4) DotChunkNeon<kRows>(t, weights + g * 256, rows, g);
+  // Blocks that are not whole chunks (block % 16 != 0, or the last block).
+  for (; HWY_UNLIKELY(g < g_end); ++g) {
     for (size_t r = 0; r < kRows; ++r) {
-      for (size_t v = 0; v < 4; ++v) acc[r][v] = vdupq_n_s32(0);
+      t.x[r] = vreinterpretq_s8_u32(vdupq_n_u32(LoadWord(rows[r] + 4 * g)));
     }
-    const size_t g_end = HWY_MIN(L.groups, (b + 1) * L.group_per_block);
-    for (size_t g = b * L.group_per_block; g < g_end; ++g) {
-      const int8_t* wg = weights + g * 256;
-      const int8x16_t w0 = vld1q_s8(wg);
-      const int8x16_t w1 = vld1q_s8(wg + 16);
-      const int8x16_t w2 = vld1q_s8(wg + 32);
-      const int8x16_t w3 = vld1q_s8(wg + 48);
-      for (size_t r = 0; r < kRows; ++r) {
-        const int8x16_t x =
-            vreinterpretq_s8_u32(vdupq_n_u32(LoadWord(a.q + (row0 + r) * L.ldq + 4 * g)));
-        acc[r][0] = vdotq_s32(acc[r][0], w0, x);
-        acc[r][1] = vdotq_s32(acc[r][1], w1, x);
-        acc[r][2] = vdotq_s32(acc[r][2], w2, x);
-        acc[r][3] = vdotq_s32(acc[r][3], w3, x);
-      }
-      for (size_t r = 0; r < kRows; ++r) {
-        for (size_t v = 0; v < 4; ++v) PinToRegisterNeon(acc[r][v]);
-      }
-    }
-    for (size_t r = 0; r < kRows; ++r) {
-      const float32x4_t scale = vdupq_n_f32(a.scales[(row0 + r) * L.blocks + b]);
-      for (size_t v = 0; v < 4; ++v) {
-        float* f = sums + r * 16 + 4 * v;
-        vst1q_f32(f, vfmaq_f32(vld1q_f32(f), vcvtq_f32_s32(acc[r][v]), scale));
-      }
+    t.w0 = vld1q_s8(weights + g * 256);
+    DotGroupNeon<kRows, 3>(t, weights + g * 256);
+  }
+}
+
+// g++ keeps an array of vectors in registers only when the loops over it are unrolled before its
+// scalar replacement; otherwise the array lives on the stack and each update is also stored.
+#define EDGEATTN_I8_UNROLL _Pragma("GCC unroll 8")
+
+template <size_t kRows, bool kBiased>
+HWY_INLINE void StartBlockNeon(DotTileRegsNeon<kRows>& t) {
+  EDGEATTN_I8_UNROLL for (size_t r = 0; r < kRows; ++r) {
+    EDGEATTN_I8_UNROLL for (size_t v = 0; v < 4; ++v) {
+      t.acc[r][v] = vdupq_n_s32(kBiased ? kDotBiasBits : 0);
     }
   }
 }
+
+// The exact float of a block's int32 sum (see kDotBiasBits).
+template <bool kBiased>
+HWY_INLINE float32x4_t BlockSumNeon(int32x4_t acc) {
+  if (kBiased) return vsubq_f32(vreinterpretq_f32_s32(acc), vdupq_n_f32(kDotBias));
+  return vcvtq_f32_s32(acc);
+}
+
+// kRows (<= 3) rows x 16 features (4 vectors of 4) of a panel slice: sums[r * 16 + j] = sum
+// over blocks of x_scale[row][b] * (block b's int32 dot product), in block order, each step one
+// fused multiply-add (as the other paths and the scalar reference); kBiased for blocks of at
+// most kMaxBiasedGroups groups. Per block, each accumulator takes 16 sdot, then a subtraction,
+// a multiply-add and a reset. The float sums stay in registers: on out-of-order cores the vector
+// pipes are the limit, which the block epilogue shares with the sdot, and storing the sums every
+// block costs a vector micro-op per register on A76-class cores; in-order cores (A55) are
+// limited by the sdot and the 128-bit loads, which they do not pair, and 4 rows with the sums
+// in L1 (fewer weight loads per sdot, but the sums' loads and stores) model no faster there
+// (tools/arm_model.py: A55 69% of peak, against 71%).
+template <size_t kRows, bool kBiased>
+HWY_NOINLINE void DotTileNeon(const int8_t* weights, const QuantizedRowsView& a, size_t row0,
+                              const I8Layout& L, float* HWY_RESTRICT sums) {
+  static_assert(kRows >= 1 && kRows <= 3, "3 rows and their sums fill the register file");
+  DotTileRegsNeon<kRows> t;
+  float32x4_t sum[kRows][4];
+  const int8_t* rows[kRows];
+  EDGEATTN_I8_UNROLL for (size_t r = 0; r < kRows; ++r) {
+    rows[r] = a.q + (row0 + r) * L.ldq;
+    EDGEATTN_I8_UNROLL for (size_t v = 0; v < 4; ++v) sum[r][v] = vdupq_n_f32(0.0f);
+  }
+  for (size_t b = 0; b < L.blocks; ++b) {
+    StartBlockNeon<kRows, kBiased>(t);
+    DotBlockNeon<kRows>(t, weights, rows, b * L.group_per_block,
+                        HWY_MIN(L.groups, (b + 1) * L.group_per_block));
+    EDGEATTN_I8_UNROLL for (size_t r = 0; r < kRows; ++r) {
+      const float scale = a.scales[(row0 + r) * L.blocks + b];
+      EDGEATTN_I8_UNROLL for (size_t v = 0; v < 4; ++v) {
+        sum[r][v] = vfmaq_n_f32(sum[r][v], BlockSumNeon<kBiased>(t.acc[r][v]), scale);
+      }
+    }
+  }
+  EDGEATTN_I8_UNROLL for (size_t r = 0; r < kRows; ++r) {
+    EDGEATTN_I8_UNROLL for (size_t v = 0; v < 4; ++v) {
+      vst1q_f32(sums + r * 16 + 4 * v, sum[r][v]);
+    }
+  }
+}
+
+#undef EDGEATTN_I8_UNROLL
+#undef EDGEATTN_I8_ORDER
 HWY_POP_ATTRIBUTES
 
 HWY_INLINE bool HasNeonDot() {
@@ -323,28 +429,33 @@ HWY_NOINLINE void DotTileSve(const int8_t* weights, const QuantizedRowsView& a, 
 #endif
 
 #if EDGEATTN_I8_NEON_DOT || EDGEATTN_I8_SVE
+// tile(std::integral_constant<size_t, rows>(), ...) for rows in [1, kRows].
+template <size_t kRows, class Tile>
+HWY_INLINE void CallTileRows(size_t rows, const Tile& tile, const int8_t* weights, size_t row,
+                             float* sums) {
+  if (rows == kRows) return tile(std::integral_constant<size_t, kRows>(), weights, row, sums);
+  if constexpr (kRows > 1) CallTileRows<kRows - 1>(rows, tile, weights, row, sums);
+}
+
 // Runs a dot-product tile kernel over panel p: slices of 4 vectors (4N features: 4N x 4 weight
-// bytes of each 256-byte group), each slice over tiles of up to 4 rows, so that a slice's
+// bytes of each 256-byte group), each slice over tiles of up to kMaxRows rows, so that a slice's
 // weights (4N x k bytes) stay in L1 across the row tiles. tile(rows, weights, row, sums) is
 // called with rows as a std::integral_constant and leaves the tile's float sums (rows x 4N) in
 // sums; they are stored here with the weight scales and the bias.
-template <class DF, class Tile>
+template <size_t kMaxRows, class DF, class Tile>
 HWY_INLINE void PanelI8Tiles(DF df, const I8Layout& L, size_t row_begin, size_t row_end,
                              const GemmI8WeightsView& w, size_t p, float* HWY_RESTRICT c,
                              size_t ldc, const Tile& tile) {
   const size_t N = hn::Lanes(df);
   const int8_t* panel = w.panels + p * L.groups * 256;
   const size_t col0 = p * kGemmI8PanelWidth;
-  HWY_ALIGN float sums[4 * kGemmI8PanelWidth];
+  HWY_ALIGN float sums[kMaxRows * kGemmI8PanelWidth];
   for (size_t slice = 0; slice * 4 * N < kGemmI8PanelWidth && col0 + slice * 4 * N < w.n;
        ++slice) {
     const int8_t* weights = panel + 16 * N * slice;
-    for (size_t row = row_begin; row < row_end; row += 4) {
-      const size_t rows = HWY_MIN(size_t{4}, row_end - row);
-      if (rows == 4) tile(std::integral_constant<size_t, 4>(), weights, row, sums);
-      if (rows == 3) tile(std::integral_constant<size_t, 3>(), weights, row, sums);
-      if (rows == 2) tile(std::integral_constant<size_t, 2>(), weights, row, sums);
-      if (rows == 1) tile(std::integral_constant<size_t, 1>(), weights, row, sums);
+    for (size_t row = row_begin; row < row_end; row += kMaxRows) {
+      const size_t rows = HWY_MIN(kMaxRows, row_end - row);
+      CallTileRows<kMaxRows>(rows, tile, weights, row, sums);
       for (size_t r = 0; r < rows; ++r) {
         for (size_t v = 0; v < 4; ++v) {
           const size_t col = col0 + slice * 4 * N + v * N;
@@ -358,26 +469,36 @@ HWY_INLINE void PanelI8Tiles(DF df, const I8Layout& L, size_t row_begin, size_t 
 }
 #endif
 
+#if EDGEATTN_I8_NEON_DOT
+// The NEON dot-product tiles over panel p.
+HWY_INLINE void PanelI8NeonDot(const QuantizedRowsView& a, size_t row_begin, size_t row_end,
+                               const GemmI8WeightsView& w, size_t p, float* HWY_RESTRICT c,
+                               size_t ldc) {
+  const I8Layout L = MakeI8Layout(w);
+  const bool biased = L.group_per_block <= kMaxBiasedGroups;
+  PanelI8Tiles<3>(hn::Full128<float>(), L, row_begin, row_end, w, p, c, ldc,
+                  [&](auto rows, const int8_t* weights, size_t row, float* sums) HWY_ATTR {
+                    constexpr size_t kRows = decltype(rows)::value;
+                    if (biased) return DotTileNeon<kRows, true>(weights, a, row, L, sums);
+                    DotTileNeon<kRows, false>(weights, a, row, L, sums);
+                  });
+}
+#endif
+
 // Targets without VNNI: the NEON dot-product or SVE tiles, or else the portable path, one row x
 // one vector of features at a time with four int16-product accumulators per block, folded at
 // its end.
 HWY_INLINE void PanelI8(const QuantizedRowsView& a, size_t row_begin, size_t row_end,
                         const GemmI8WeightsView& w, size_t p, float* HWY_RESTRICT c, size_t ldc) {
-  const I8Layout L = MakeI8Layout(w);
 #if EDGEATTN_I8_NEON_DOT
-  if (HasNeonDot()) {
-    PanelI8Tiles(hn::Full128<float>(), L, row_begin, row_end, w, p, c, ldc,
-                 [&](auto rows, const int8_t* weights, size_t row, float* sums) HWY_ATTR {
-                   DotTileNeon<decltype(rows)::value>(weights, a, row, L, sums);
-                 });
-    return;
-  }
+  if (HasNeonDot()) return PanelI8NeonDot(a, row_begin, row_end, w, p, c, ldc);
 #endif
+  const I8Layout L = MakeI8Layout(w);
 #if EDGEATTN_I8_SVE
-  PanelI8Tiles(hn::CappedTag<float, 16>(), L, row_begin, row_end, w, p, c, ldc,
-               [&](auto rows, const int8_t* weights, size_t row, float* sums) HWY_ATTR {
-                 DotTileSve<decltype(rows)::value>(weights, a, row, L, sums);
-               });
+  PanelI8Tiles<4>(hn::CappedTag<float, 16>(), L, row_begin, row_end, w, p, c, ldc,
+                  [&](auto rows, const int8_t* weights, size_t row, float* sums) HWY_ATTR {
+                    DotTileSve<decltype(rows)::value>(weights, a, row, L, sums);
+                  });
 #else
   const hn::CappedTag<int32_t, 16> d32;
   const hn::Rebind<float, decltype(d32)> df;

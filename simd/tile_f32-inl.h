@@ -66,6 +66,16 @@ HWY_INLINE TileShape MaxTileShape() {
 #endif
 }
 
+// NEON (aarch64) orders the tile's k-step row by row; see TileF32. The barrier is an empty
+// volatile asm, which g++'s instruction scheduler moves nothing across.
+#if HWY_ARCH_ARM_A64 && HWY_TARGET == HWY_NEON && HWY_COMPILER_GCC  // GCC-style asm
+#define EDGEATTN_TILE_ROW_PIPELINE 1
+#define EDGEATTN_TILE_ORDER() asm volatile("")
+#else
+#define EDGEATTN_TILE_ROW_PIPELINE 0
+#define EDGEATTN_TILE_ORDER() (void)0
+#endif
+
 namespace detail {
 
 template <size_t kVecs, class V>
@@ -94,6 +104,20 @@ HWY_INLINE hn::Vec<TileTag> StartAccumulator(TileTag d, TileInit mode,
     if (mode == TileInit::kRowVector) return hn::LoadU(d, init + v * N);
     if (mode == TileInit::kZero) return hn::Zero(d);
     return LoadPartial(d, c + r * ldc + v * N, cols > v * N ? cols - v * N : 0);
+  }
+}
+
+// The A value the row-ordered NEON loop reads `kAhead` values after row 0 of step k (A is read
+// row by row within a step). Past the last step it reads one value past a row that is not the
+// tile's last, which is the next row's memory, or else re-reads the last step: valid, unused.
+template <size_t kRows, size_t kAhead>
+HWY_INLINE float TileA(const float* HWY_RESTRICT a, size_t lda, size_t k, size_t k_count) {
+  constexpr size_t kRow = kAhead % kRows;
+  constexpr size_t kStep = kAhead / kRows;
+  if constexpr (kStep == 0 || (kStep == 1 && kRow + 1 < kRows)) {
+    return a[kRow * lda + k + kStep];
+  } else {
+    return a[kRow * lda + (k + kStep < k_count ? k + kStep : k_count - 1)];
   }
 }
 
@@ -127,30 +151,55 @@ HWY_NOINLINE void TileF32(const float* HWY_RESTRICT a, size_t lda, const float* 
 #undef EDGEATTN_TILE_DECLARE
 #undef EDGEATTN_TILE_START
 
-#define EDGEATTN_TILE_FMA(r)                                                 \
-  if constexpr (kRows > r) {                                                 \
-    const V ar = hn::Set(d, a[r * lda + k]);                                 \
-    c##r##0 = hn::MulAdd(ar, b0, c##r##0);                                   \
-    if constexpr (kVecs > 1) c##r##1 = hn::MulAdd(ar, b1, c##r##1);          \
-    if constexpr (kVecs > 2) c##r##2 = hn::MulAdd(ar, b2, c##r##2);          \
-    if constexpr (kVecs > 3) c##r##3 = hn::MulAdd(ar, b3, c##r##3);          \
+#if EDGEATTN_TILE_ROW_PIPELINE
+  // Row by row, each row's A value loaded two rows ahead of its use, and a compiler barrier
+  // between rows: kRows * kVecs accumulators, kVecs B vectors and three A registers stay live
+  // (31 of 32 at 6 x 4). Left to itself, g++ hoists all six A loads to the top of the step,
+  // needs 34 registers and spills two accumulators through the stack on every step, a
+  // store-to-load chain that halves X1-class cores. Loading two rows (8 FMAs) ahead keeps the
+  // load latency off in-order cores (A55, A510), which stall on an operand that is not ready.
+  // Separate B loads (no ldp) issue one per cycle on the A55. A stays scalar until its row, so
+  // that g++ multiplies by the lane (fmla v.s[0]) instead of spending a dup.
+  float a_ahead1 = k_count != 0 ? detail::TileA<kRows, 0>(a, lda, 0, k_count) : 0.0f;
+  float a_ahead2 = k_count != 0 ? detail::TileA<kRows, 1>(a, lda, 0, k_count) : 0.0f;
+#define EDGEATTN_TILE_ROW_A(r, ar)                              \
+  const float a_row = a_ahead1;                                 \
+  a_ahead1 = a_ahead2;                                          \
+  a_ahead2 = detail::TileA<kRows, r + 2>(a, lda, k, k_count);   \
+  EDGEATTN_TILE_ORDER();                                        \
+  const V ar = hn::Set(d, a_row);
+#else
+#define EDGEATTN_TILE_ROW_A(r, ar) const V ar = hn::Set(d, a[r * lda + k]);
+#endif
+#define EDGEATTN_TILE_ROW(r)                                            \
+  if constexpr (kRows > r) {                                            \
+    EDGEATTN_TILE_ROW_A(r, ar)                                          \
+    c##r##0 = hn::MulAdd(ar, b0, c##r##0);                              \
+    if constexpr (kVecs > 1) c##r##1 = hn::MulAdd(ar, b1, c##r##1);   \
+    if constexpr (kVecs > 2) c##r##2 = hn::MulAdd(ar, b2, c##r##2);   \
+    if constexpr (kVecs > 3) c##r##3 = hn::MulAdd(ar, b3, c##r##3);   \
+    EDGEATTN_TILE_ORDER();                                              \
   }
   for (size_t k = 0; k < k_count; ++k) {
     const float* HWY_RESTRICT brow = b + k * ldb;
     const V b0 = hn::LoadU(d, brow);
+    EDGEATTN_TILE_ORDER();
     const V b1 = kVecs > 1 ? hn::LoadU(d, brow + N) : b0;
+    EDGEATTN_TILE_ORDER();
     const V b2 = kVecs > 2 ? hn::LoadU(d, brow + 2 * N) : b0;
+    EDGEATTN_TILE_ORDER();
     const V b3 = kVecs > 3 ? hn::LoadU(d, brow + 3 * N) : b0;
-    EDGEATTN_TILE_FMA(0)
-    EDGEATTN_TILE_FMA(1)
-    EDGEATTN_TILE_FMA(2)
-    EDGEATTN_TILE_FMA(3)
-    EDGEATTN_TILE_FMA(4)
-    EDGEATTN_TILE_FMA(5)
-    EDGEATTN_TILE_FMA(6)
-    EDGEATTN_TILE_FMA(7)
+    EDGEATTN_TILE_ROW(0)
+    EDGEATTN_TILE_ROW(1)
+    EDGEATTN_TILE_ROW(2)
+    EDGEATTN_TILE_ROW(3)
+    EDGEATTN_TILE_ROW(4)
+    EDGEATTN_TILE_ROW(5)
+    EDGEATTN_TILE_ROW(6)
+    EDGEATTN_TILE_ROW(7)
   }
-#undef EDGEATTN_TILE_FMA
+#undef EDGEATTN_TILE_ROW
+#undef EDGEATTN_TILE_ROW_A
 
 #define EDGEATTN_TILE_STORE(r) \
   if constexpr (kRows > r)     \
@@ -222,5 +271,8 @@ HWY_INLINE const char* F32KernelName() {
 }  // namespace simd
 }  // namespace edgeattn
 HWY_AFTER_NAMESPACE();
+
+#undef EDGEATTN_TILE_ROW_PIPELINE
+#undef EDGEATTN_TILE_ORDER
 
 #endif  // EDGEATTN_SIMD_TILE_F32_INL_H_

@@ -5,7 +5,8 @@
 #   not instrumented for TSan, so oneTBB-backed tests are left out of that run);
 # - the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer (clang), and each
 #   libFuzzer target for EDGEATTN_FUZZ_SECONDS;
-# - an aarch64 cross build and the suite under qemu on six ARM CPU models.
+# - an aarch64 cross build and the suite under qemu on six ARM CPU models;
+# - a report, not a pass/fail check: llvm-mca's model of the ARM kernels' loops per core.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 stage() {  # name, command...: runs it and says how long it took
@@ -21,3 +22,4 @@ stage tsan bash -c 'cmake --preset tsan >/dev/null && cmake --build --preset tsa
 stage sanitize bash -c 'cmake --preset sanitize >/dev/null && cmake --build --preset sanitize &&
                         ctest --preset sanitize'
 stage aarch64 tools/test_arm.sh
+stage arm-model tools/arm_model.py

@@ -1,0 +1,415 @@
+#!/usr/bin/env python3
+"""Machine-model report of the ARM kernels' inner loops: a model, not a measurement.
+
+Nothing here runs ARM hardware, so the evidence for the aarch64 kernels' speed is LLVM's
+machine-code analyzer (llvm-mca) run on the loops of the real objects of the aarch64 build:
+  1. builds the kernels (cmake preset aarch64, target edgeattn_simd) unless --no-build;
+  2. disassembles each kernel function from its object and finds its inner loop (the innermost
+     backward branch holding the most multiply-adds) and, for the int8 tiles, the block loop
+     around it: a block of 64 k-values is that loop repeated until it holds the block's dot
+     products, plus the rest of the block loop (the block epilogue);
+  3. runs llvm-mca per core model and prints cycles per step, the bottleneck and the fraction of
+     the core's peak (the peaks are stated below, per core).
+The cycles of a loop are the largest of: llvm-mca's; the loop-carried chains through stack
+spills, which llvm-mca does not see (it assumes loads never depend on stores): store, then the
+next iteration's load of the slot, from llvm-mca's own latencies with store-to-load forwarding
+taken as one load latency; and the work at the stated peak, plus on the A55 one issue cycle per
+128-bit load.
+Usage: tools/arm_model.py [--no-build] [--build-dir DIR] [--markdown]
+"""
+import argparse
+import collections
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MCA = "llvm-mca-19"
+OBJDUMP = "llvm-objdump-19"
+
+# Core models and the peak each is judged against, per cycle and core: fp32 FLOP (2 per lane of
+# a fused multiply-add) and int8 multiply-accumulates, from the vector pipes of published
+# microbenchmarks and optimization guides: A55 one 128-bit FMA or sdot per cycle; A510 two
+# 128-bit pipes; A76-class (N1) and A710-class (N2) two; X1-class (V1: four 128-bit or two
+# 256-bit SVE), X3/X4-class (V2) and Oryon four 128-bit; A64FX two 512-bit. `sve` is the
+# vector length the core implements (None: no SVE) and picks the Highway target it runs.
+# `q_loads_alone`: the core issues a 128-bit load in a cycle of its own (A55; LLVM's model pairs
+# them, and also issues two 128-bit FMAs per cycle where the A55 issues one). `stand_ins`: forms
+# the core's model lacks, modelled as the nearest form it has (LLVM 19's Oryon model has no
+# by-element sdot: the vector sdot, which the other models cost the same).
+SDOT_BY_ELEMENT = (re.compile(r"^(v\d+\.4s, v\d+\.16b, v\d+)\.4b\[\d\]$"), r"\1.16b")
+# `mca`: LLVM 14's Cortex-A55 model (LLVM 19's A55 model issues nothing, not even an integer
+# add, beside an sdot); LLVM 19 for the others (in LLVM 14 most of them alias older models).
+Core = collections.namedtuple("Core", "mcpu label flop mac sve q_loads_alone stand_ins mca")
+CORES = [
+    Core("cortex-a55", "A55", 8, 16, None, True, {}, "llvm-mca-14"),
+    Core("cortex-a510", "A510", 16, 32, 128, False, {}, "llvm-mca-19"),
+    Core("neoverse-n1", "N1 (A76-A78)", 16, 32, None, False, {}, "llvm-mca-19"),
+    Core("neoverse-n2", "N2 (A710-A720)", 16, 32, 128, False, {}, "llvm-mca-19"),
+    Core("neoverse-v1", "V1 (X1)", 32, 64, 256, False, {}, "llvm-mca-19"),
+    Core("neoverse-v2", "V2 (X3, X4)", 32, 64, 128, False, {}, "llvm-mca-19"),
+    Core("oryon-1", "Oryon", 32, 64, None, False, {"sdot": SDOT_BY_ELEMENT}, "llvm-mca-19"),
+    Core("a64fx", "A64FX", 64, 128, 512, False, {}, "llvm-mca-19"),
+]
+SVE_TARGET = {128: "N_SVE2_128", 256: "N_SVE_256", 512: "N_SVE"}
+
+# What to model: object, function (demangled, {ns} = Highway target namespace), the work
+# instruction, how many of them make the step a row reports cycles for (a k-step of the 6 x 4
+# fp32 tile, a group of 4 k of the 4 x 4 int8 tile), and for the int8 tiles how many make a block
+# of 64 k-values, after which the block epilogue runs (0: the loop alone).
+Kernel = collections.namedtuple("Kernel", "label isa obj symbol work step_work block_work")
+KERNELS = [
+    Kernel("fp32 NEON 6x4 tile, GEMM (per k-step)", "neon", "gemm_f32.cc.o",
+           "edgeattn::simd::{ns}::TileF32<6ul, 4ul>(", "fmla", 24, 0),
+    Kernel("fp32 NEON 6x4 tile, attention (per k-step)", "neon", "attention.cc.o",
+           "edgeattn::simd::{ns}::TileF32<6ul, 4ul>(", "fmla", 24, 0),
+    Kernel("int8 NEON sdot 3x4 tile, 64-value block with epilogue (per group of 4 k)", "neon",
+           "gemm_i8.cc.o", "edgeattn::simd::{ns}::DotTileNeon<3ul, true>(", "sdot", 12, 192),
+    Kernel("fp32 SVE 6x4 tile (per k-step)", "sve", "gemm_f32.cc.o",
+           "edgeattn::simd::{ns}::TileF32<6ul, 4ul>(", "fmla", 24, 0),
+    Kernel("int8 SVE 4x4 tile, 64-value block with epilogue (per group of 4 k)", "sve",
+           "gemm_i8.cc.o", "edgeattn::simd::{ns}::DotTileSve<4ul>(", "sdot", 16, 256),
+]
+
+BRANCH = re.compile(r"^(b|b\.\w+|cbn?z|tbn?z)$")
+LINE = re.compile(r"^\s*([0-9a-f]+):\s+(\S+)\s*(.*?)\s*$")
+
+
+def run(cmd, **kw):
+    done = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{done.stderr}")
+    return done.stdout
+
+
+def build():
+    subprocess.run(["cmake", "--preset", "aarch64"], cwd=ROOT, check=True,
+                   stdout=subprocess.DEVNULL)
+    subprocess.run(["cmake", "--build", "--preset", "aarch64", "--target", "edgeattn_simd"],
+                   cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+
+
+def functions(path):
+    """{demangled name: [(address, mnemonic, operands)]} of an object file."""
+    text = run([OBJDUMP, "-d", "-C", "--no-show-raw-insn", path])
+    funcs, current = {}, None
+    for line in text.splitlines():
+        header = re.match(r"^[0-9a-f]+ <(.*)>:$", line)
+        if header:
+            current = funcs.setdefault(header.group(1), [])
+            continue
+        m = LINE.match(line)
+        if m and current is not None:
+            operands = re.sub(r"\s*(//.*|<.*>)$", "", m.group(3))  # comments, symbols
+            current.append((int(m.group(1), 16), m.group(2), operands))
+    return funcs
+
+
+def branch_target(mnemonic, operands):
+    if not BRANCH.match(mnemonic):
+        return None
+    m = re.search(r"(?<!#)0x([0-9a-f]+)", operands)  # not tbz's bit number (#0x3)
+    return int(m.group(1), 16) if m else None
+
+
+def loops(insns):
+    """(start, end) address ranges of the backward branches, end = the branch's address."""
+    found = []
+    for addr, mnemonic, operands in insns:
+        target = branch_target(mnemonic, operands)
+        if target is not None and target <= addr:
+            found.append((target, addr))
+    return found
+
+
+def body(insns, lo, hi):
+    return [i for i in insns if lo <= i[0] <= hi]
+
+
+def loop_text(insns, work, block_work):
+    """Assembly for llvm-mca: the inner loop, or with block_work a block: the enclosing loop's
+    body with the inner loop repeated until it holds block_work work instructions, and without
+    the other loops nested in it (the remainders of blocks that are not whole inner steps)."""
+    ranges = loops(insns)
+    innermost = [r for r in ranges
+                 if not any(o != r and r[0] <= o[0] and o[1] <= r[1] for o in ranges)]
+    if not innermost:
+        raise RuntimeError("no loop found")
+    count = lambda r: sum(1 for i in body(insns, *r) if i[1] == work)
+    inner = max(innermost, key=count)
+    if count(inner) == 0:
+        raise RuntimeError(f"no {work} in any loop")
+    lines = body(insns, *inner)
+    if block_work:
+        outer = [r for r in ranges if r != inner and r[0] <= inner[0] and inner[1] <= r[1]]
+        if not outer:
+            raise RuntimeError("no block loop around the inner loop")
+        lo, hi = min(outer, key=lambda r: r[1] - r[0])
+        others = [r for r in innermost if r != inner and lo <= r[0] and r[1] <= hi]
+        rest = lambda a, b: [i for i in body(insns, a, b)
+                             if not any(r[0] <= i[0] <= r[1] for r in others)]
+        before, after = rest(lo, inner[0] - 1), rest(inner[1] + 1, hi)
+        repeats, partial = divmod(block_work - sum(1 for i in before + after if i[1] == work),
+                                  count(inner))
+        if partial or repeats < 1:
+            raise RuntimeError(f"a block is not whole passes of the inner loop ({work})")
+        lines = before + lines * repeats + after
+    asm = [".Lmodel:"]
+    for addr, mnemonic, operands in lines:
+        if branch_target(mnemonic, operands) is not None:
+            operands = re.sub(r"(?<!#)0x[0-9a-f]+$", ".Lmodel", operands)
+        asm.append(f"  {mnemonic}\t{operands}")
+    return "\n".join(asm) + "\n"
+
+
+# Register dataflow, enough for the latency chains: the first register an instruction names is
+# what it writes (two for ldp, the braced list for ld1*), the rest what it reads; stores,
+# compares and branches write none; accumulating instructions also read what they write.
+ACCUMULATING = re.compile(r"^(fml[as]|ml[as]|[su]dot|usdot|sudot|bfdot|[su]ml[as]l2?|"
+                          r"[su]adalp|bsl|bit|bif|ins|movk|fmad|fmsb|mad|msb)$")
+NO_WRITE = re.compile(r"^(st\w*|prfm|cmp|cmn|tst|fcmp\w*|ccmp|ccmn|b|b\.\w+|cbn?z|tbn?z|ret|nop)$")
+REG = re.compile(r"\b(?:([xw])(\d+)|([qdshbvz])(\d+)|(p)(\d+)|(sp))\b")
+SLOT_BYTES = {"q": 16, "d": 8, "x": 8, "s": 4, "w": 4, "h": 2, "b": 1}
+
+
+def registers(text):
+    """[(canonical name, size letter)] in order: x/w -> xN, q/d/s/h/b/v/z -> vN, pN."""
+    found = []
+    for m in REG.finditer(text):
+        if m.group(1):
+            found.append((f"x{m.group(2)}", m.group(1)))
+        elif m.group(3):
+            found.append((f"v{m.group(4)}", m.group(3)))
+        elif m.group(5):
+            found.append((f"p{m.group(6)}", "p"))
+        else:
+            found.append(("sp", "x"))
+    return found
+
+
+def dataflow(mnemonic, operands):
+    """(writes, reads, stack slots written as [(slot, reg)], stack slots read as [(slot, reg)])."""
+    address = re.search(r"\[(sp|x29)(?:,\s*#(-?0x[0-9a-f]+|-?\d+))?\](?!!)", operands)
+    data = operands[:address.start()] if address else operands
+    regs = registers(data)
+    base = registers(operands[address.start():]) if address else []
+    if mnemonic.startswith("ld"):
+        braced = re.search(r"\{([^}]*)\}", data)
+        n = len(registers(braced.group(1))) if braced else (2 if mnemonic.startswith("ldp") else 1)
+        writes, reads = regs[:n], regs[n:]
+    elif NO_WRITE.match(mnemonic):
+        writes, reads = [], regs
+    else:
+        writes, reads = regs[:1], regs[1:] + (regs[:1] if ACCUMULATING.match(mnemonic) else [])
+    slots_in, slots_out = [], []
+    if address and re.match(r"^(ld|st)", mnemonic) and not re.search(r"\],\s*#", operands):
+        offset = int(address.group(2), 0) if address.group(2) else 0
+        for reg, size in (writes if mnemonic.startswith("ld") else regs):
+            key = (address.group(1), offset)
+            (slots_in if mnemonic.startswith("ld") else slots_out).append((key, reg))
+            offset += SLOT_BYTES.get(size, 16)
+    return ([r for r, _ in writes], [r for r, _ in reads + base], slots_out, slots_in)
+
+
+def chain_cycles(insns, latencies, through_memory, iterations=40):
+    """Cycles per iteration of the longest loop-carried latency chain (unlimited pipes)."""
+    ready = collections.defaultdict(float)
+    ends = []
+    for _ in range(iterations):
+        for (mnemonic, operands), latency in zip(insns, latencies):
+            writes, reads, slots_out, slots_in = dataflow(mnemonic, operands)
+            start = max([ready[r] for r in reads] +
+                        [ready[s] for s, _ in slots_in if through_memory] + [0.0])
+            for r in writes:
+                ready[r] = start + latency
+            for slot, reg in slots_out:
+                ready[slot] = ready[reg]  # the next load of the slot forwards the stored value
+        ends.append(max(ready.values(), default=0.0))
+    half = iterations // 2
+    return (ends[-1] - ends[half - 1]) / (iterations - half)
+
+
+def llvm_mca(core, asm):
+    """llvm-mca on asm: (cycles per iteration, [(mnemonic, operands, micro-ops, latency)],
+    {unit: busy cycles per iteration}, dispatch width, instructions it has no model for,
+    instructions modelled by a stand-in)."""
+    # LLVM 19's Oryon model also lacks some integer loads (ldr x/w with an immediate offset):
+    # those are left out of the model and counted.
+    lines = asm.splitlines()
+    for i, line in enumerate(lines):
+        mnemonic, _, operands = line.strip().partition("\t")
+        if mnemonic in core.stand_ins:
+            pattern, replacement = core.stand_ins[mnemonic]
+            lines[i] = f"  {mnemonic}\t{pattern.sub(replacement, operands)}"
+    stood_in = sum(1 for a, b in zip(asm.splitlines(), lines) if a != b)
+    asm = "\n".join(lines) + "\n"
+    options = ["-skip-unsupported-instructions=lack-sched"] if core.mca == MCA else []
+    out = run([core.mca, "-mtriple=aarch64", f"-mcpu={core.mcpu}", "-iterations=200",
+               "-instruction-info", "-resource-pressure", *options, "-"], input=asm)
+    total = int(re.search(r"Total Cycles:\s+(\d+)", out).group(1))
+    iterations = int(re.search(r"Iterations:\s+(\d+)", out).group(1))
+    width = int(re.search(r"Dispatch Width:\s+(\d+)", out).group(1))
+    info = out.split("Instructions:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    insns = []
+    for line in info:
+        uops, latency, mnemonic, operands = re.match(
+            r"^\s*(\d+)\s+(\d+)\s+[\d.]+\s+(?:[*U]\s+)*(\S+)\s*(.*)$", line).groups()
+        insns.append((mnemonic, operands, int(uops), int(latency)))
+    names = dict(re.findall(r"^\[([\d.]+)\]\s+- (\S+)$", out, re.M))
+    table = out.split("Resource pressure per iteration:\n", 1)[1].splitlines()
+    pressure = {names[h.strip("[]")]: 0.0 if v == "-" else float(v)
+                for h, v in zip(table[0].split(), table[1].split())}
+    dropped = len(asm.splitlines()) - 1 - len(insns)
+    return total / iterations, insns, pressure, width, dropped, stood_in
+
+
+def loads_128(insns):
+    """128-bit vector loads: ldr/ldur/ldp of q registers and ld1 of whole 128-bit registers."""
+    count = 0
+    for mnemonic, operands, _, _ in insns:
+        if mnemonic in ("ldr", "ldur", "ldp", "ldnp"):
+            data = operands.split("[", 1)[0]
+            count += len(re.findall(r"\bq\d+", data))
+        elif mnemonic == "ld1":
+            count += len(re.findall(r"v\d+\.(?:16b|8h|4s|2d)", operands))
+    return count
+
+
+def predict(core, kernel, asm):
+    """(cycles per iteration of asm, bottleneck): the largest of llvm-mca's cycles, the spill
+    chains, and the core's stated peak rate for the work (plus, on cores that cannot pair them,
+    one issue cycle per 128-bit load)."""
+    cycles, insns, pressure, width, dropped, stood_in = llvm_mca(core, asm)
+    dataflow_insns = [(m, o) for m, o, _, _ in insns]
+    latencies = [lat for _, _, _, lat in insns]
+    chain = chain_cycles(dataflow_insns, latencies, through_memory=True)
+    registers_only = chain_cycles(dataflow_insns, latencies, through_memory=False)
+    per_instruction, peak = work_per_instruction(kernel, core)
+    work = sum(1 for m, _, _, _ in insns if m == kernel.work)
+    floor = work * per_instruction / peak
+    floor_loads = loads_128(insns) if core.q_loads_alone else 0
+    busiest = max(pressure.values())
+    if floor + floor_loads > 1.02 * max(cycles, chain):
+        why = f"stated peak: {work} {kernel.work} at {peak // per_instruction} per cycle"
+        if floor_loads:
+            why += f" + {floor_loads} 128-bit loads, which do not pair"
+    elif chain > 1.02 * cycles:
+        why = f"stack-spill chain ({chain:.1f} cycles: store, then the next iteration's load)"
+    elif busiest >= 0.9 * cycles:
+        units = sorted(n for n, p in pressure.items() if p >= 0.98 * busiest)
+        why = f"{'+'.join(units)} busy {busiest:.1f}"
+    elif sum(u for _, _, u, _ in insns) / width >= 0.9 * cycles:
+        why = f"issue width ({sum(u for _, _, u, _ in insns)} micro-ops at {width} per cycle)"
+    elif registers_only >= 0.9 * cycles:
+        why = f"register dependency chain ({registers_only:.1f})"
+    else:
+        why = "operand stalls (results not ready at issue)"
+    if dropped:
+        why += f"; {dropped} instructions without a model left out"
+    if stood_in:
+        why += f"; {stood_in} modelled as the nearest form the model has"
+    return max(cycles, chain, floor + floor_loads), work, why
+
+
+def work_per_instruction(kernel, core):
+    """(work per instruction, peak work per cycle): FLOP for fmla, MAC for sdot."""
+    lanes = 4 if kernel.isa == "neon" else core.sve // 32
+    return (2 * lanes, core.flop) if kernel.work == "fmla" else (4 * lanes, core.mac)
+
+
+def kernel_function(obj_dir, objects, kernel, ns):
+    """The kernel's instructions, or None when the build has no code for Highway target ns (a
+    clang build with Highway 1.0.3 compiles the baseline target alone)."""
+    if kernel.obj not in objects:
+        objects[kernel.obj] = functions(os.path.join(obj_dir, kernel.obj))
+    funcs = objects[kernel.obj]
+    if not any(f"::{ns}::" in full for full in funcs):
+        return None
+    name = kernel.symbol.format(ns=ns)
+    matches = [f for full, f in funcs.items() if name in full]
+    if len(matches) != 1:
+        raise RuntimeError(f"{name} found {len(matches)} times in {kernel.obj}")
+    return matches[0]
+
+
+Row = collections.namedtuple("Row", "kernel core target cycles percent loop_percent why")
+
+
+def report(obj_dir):
+    objects = {}
+    rows = []
+    for kernel in KERNELS:
+        for core in CORES:
+            # SVE on the cores that have it; NEON on all but A64FX (built for SVE alone).
+            if (core.sve is None) if kernel.isa == "sve" else (core.mcpu == "a64fx"):
+                continue
+            ns = "N_NEON" if kernel.isa == "neon" else SVE_TARGET[core.sve]
+            insns = kernel_function(obj_dir, objects, kernel, ns)
+            if insns is None:
+                continue
+            per_instruction, peak = work_per_instruction(kernel, core)
+            percent = lambda cycles, work: 100.0 * work * per_instruction / (cycles * peak)
+            cycles, work, why = predict(core, kernel,
+                                        loop_text(insns, kernel.work, kernel.block_work))
+            loop_percent = None
+            if kernel.block_work:
+                loop_cycles, loop_work, _ = predict(core, kernel, loop_text(insns, kernel.work, 0))
+                loop_percent = percent(loop_cycles, loop_work)
+            rows.append(Row(kernel.label, core.label, ns[2:], cycles * kernel.step_work / work,
+                            percent(cycles, work), loop_percent, why))
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--build-dir", default=os.path.join(ROOT, "build", "aarch64"),
+                        help="aarch64 build tree to read (default: the aarch64 preset's)")
+    parser.add_argument("--no-build", action="store_true", help="use the build tree as it is")
+    parser.add_argument("--markdown", action="store_true", help="print a markdown table")
+    args = parser.parse_args()
+    missing = [t for t in sorted({OBJDUMP, *(c.mca for c in CORES)}) if not shutil.which(t)]
+    if missing:
+        sys.exit(f"arm_model.py: {', '.join(missing)} not found: tools/install_deps.sh --arm")
+    if not args.no_build:
+        build()
+    versions = ", ".join(sorted({re.search(r"LLVM version \S+", run([c.mca, "--version"]))
+                                 .group(0) for c in CORES}))
+    print(f"Model: llvm-mca ({versions}) on {args.build_dir}: a prediction, not a measurement.")
+    print("Peak per cycle and core, fp32 FLOP / int8 MAC: " +
+          ", ".join(f"{c.label} {c.flop} / {c.mac}" for c in CORES) + ".")
+    print("Cycles: the largest of llvm-mca's, the loop-carried chains through stack spills, and "
+          "the stated peak (A55: plus one cycle per 128-bit load). int8: per group of 4 k, "
+          "over a 64-value block (16 groups and the block epilogue); 'loop' = without it.")
+    rows = report(os.path.join(args.build_dir, "simd", "CMakeFiles", "edgeattn_simd.dir"))
+    if args.markdown:
+        print_markdown(rows)
+    else:
+        print_text(rows)
+
+
+def print_text(rows):
+    last = None
+    for r in rows:
+        loop = f" (loop {r.loop_percent:.0f}%)" if r.loop_percent is not None else ""
+        if r.kernel != last:
+            print(f"\n{r.kernel}")
+            last = r.kernel
+        print(f"  {r.core:17} {r.target:9} {r.cycles:6.2f} cycles {r.percent:4.0f}% of peak"
+              f"{loop:12} {r.why}")
+
+
+def print_markdown(rows):
+    """% of peak, a loop per row and a core per column; int8: the loop alone in brackets."""
+    cores = [c.label for c in CORES]
+    print("\n| loop | " + " | ".join(cores) + " |")
+    print("| --- |" + " ---: |" * len(cores))
+    for kernel in dict.fromkeys(r.kernel for r in rows):
+        cells = {r.core: f"{r.percent:.0f}%" + (f" ({r.loop_percent:.0f}%)"
+                                                 if r.loop_percent is not None else "")
+                 for r in rows if r.kernel == kernel}
+        print(f"| {kernel} | " + " | ".join(cells.get(c, "-") for c in cores) + " |")
+
+if __name__ == "__main__":
+    sys.exit(main())
