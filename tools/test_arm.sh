@@ -6,13 +6,13 @@
 # the suite runs once, on the most common phone CPU class (NEON with the dot product), without
 # the tests whose cost is the scalar float reference or the fast path on large shapes (full
 # contract shapes, options against the reference, the bench's reference policy), the soak and
-# the allocation counting, which stay in the native run (qemu is 150-1700x slower): that keeps
-# CI within its 10 minutes.
+# the allocation counting, which stay in the native run (qemu is 150-1700x slower), and the death
+# tests, whose child re-executes the test binary, which user-mode qemu cannot do.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install_deps.sh --arm
 cmake --preset aarch64 >/dev/null && cmake --build --preset aarch64
-slow='ContractShapes|OutlierChannelsOnBert|MatchReference|ReferencePolicy|QuietWhenIdle|Soak|NoAllocation'
+slow='ContractShapes|OutlierChannelsOnBert|MatchReference|ReferencePolicy|QuietWhenIdle|Soak|NoAllocation|DeathTest'
 kernels='TestGroup/'  # the per-target kernel tests (HWY_EXPORT_AND_TEST_P)
 run() {  # QEMU_CPU, then ctest's selection
   local cpu=$1
