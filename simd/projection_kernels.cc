@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "simd/gemm_f32.h"
+#include "simd/gemm_half.h"
 #include "simd/gemm_i8.h"
 #include "simd/projection_kernel.h"
 #include "simd/targets.h"
@@ -11,7 +12,16 @@ namespace simd {
 
 std::vector<const ProjectionKernel*> ProjectionKernels(WeightType type) {
   InitDispatch();
-  return type == WeightType::kQc8 ? I8ProjectionKernels() : F32ProjectionKernels();
+  switch (type) {
+    case WeightType::kQc8:
+      return I8ProjectionKernels();
+    case WeightType::kBf16:
+      return Bf16ProjectionKernels();
+    case WeightType::kF16:
+      return F16ProjectionKernels();
+    default:
+      return F32ProjectionKernels();
+  }
 }
 
 const ProjectionKernel* FindProjectionKernel(WeightType type, const char* name) {

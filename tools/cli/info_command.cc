@@ -81,6 +81,10 @@ Command AddInfoCommand(CLI::App& parent) {
                         Join(edgeattn::ProjectionKernels(Precision::kFp32)).c_str());
             std::printf("int8 kernels:        %s\n",
                         Join(edgeattn::ProjectionKernels(Precision::kInt8)).c_str());
+            std::printf("bf16 kernels:        %s\n",
+                        Join(edgeattn::ProjectionKernels(Precision::kBf16)).c_str());
+            std::printf("fp16 kernels:        %s\n",
+                        Join(edgeattn::ProjectionKernels(Precision::kFp16)).c_str());
             std::printf("attention kernels:   %s\n", Join(edgeattn::AttentionKernels()).c_str());
             std::printf("oneTBB:              %s (runtime %s)\n", TBB_VERSION_STRING,
                         TBB_runtime_version());
