@@ -131,7 +131,7 @@ HWY_INLINE hn::Vec<TileTag> LoadB(TileTag d, const hwy::bfloat16_t* HWY_RESTRICT
   return hn::PromoteTo(d, hn::LoadU(hn::Rebind<hwy::bfloat16_t, TileTag>(), p));
 }
 HWY_INLINE hn::Vec<TileTag> LoadB(TileTag d, const hwy::float16_t* HWY_RESTRICT p) {
-#if (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2) || HWY_ARCH_ARM
+#if (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2) || HWY_ARCH_ARM_A64
   // F16C's vcvtph2ps, NEON's and SVE's fcvt: exact for every value.
   return hn::PromoteTo(d, hn::LoadU(hn::Rebind<hwy::float16_t, TileTag>(), p));
 #else

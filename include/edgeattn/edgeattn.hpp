@@ -256,7 +256,8 @@ class EDGEATTN_API MultiheadAttention {
   // safetensors.torch.save_file(mha.state_dict(), path), a whole-model checkpoint (with
   // options.prefix), or an int8 file written by SaveInt8. The file is memory-mapped, not read
   // into a heap copy; F32 tensors are packed straight from the mapping (peak memory: the file
-  // plus the packed weights), F16, BF16 and F64 ones through float32 copies made first.
+  // plus the packed weights), F16, BF16 and F64 ones through float32 copies made first, except
+  // F16 / BF16 weights loaded as Precision::kFp16 / kBf16, packed straight from the mapping.
   static MultiheadAttention Load(const std::string& path, const LoadOptions& options);
   // Load(path, {num_heads, precision, int8_block}): a top-level layer, strict.
   static MultiheadAttention Load(const std::string& path, std::size_t num_heads,
