@@ -593,7 +593,12 @@ TEST(CliTest, InfoAndHelp) {
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_NE(r.output.find("highway chosen:"), std::string::npos);
   EXPECT_NE(r.output.find("oneTBB:"), std::string::npos);
-  EXPECT_NE(r.output.find("int8 path:"), std::string::npos);
+  const std::vector<std::string> int8 = ProjectionKernels(Precision::kInt8);
+  EXPECT_NE(r.output.find("int8 chosen:         " + int8.front() + "\n"), std::string::npos)
+      << r.output;
+  for (const std::string& name : int8) {
+    EXPECT_NE(r.output.find(" " + name), std::string::npos) << name << " missing: " << r.output;
+  }
   for (const char* sub : {"run", "bench", "quantize", "info"}) {
     r = RunCli(std::string(sub) + " --help");
     EXPECT_EQ(r.exit_code, 0) << sub;

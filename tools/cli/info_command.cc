@@ -12,7 +12,6 @@
 #endif
 
 #include "edgeattn/edgeattn.hpp"
-#include "simd/gemm_i8.h"
 #include "simd/targets.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/info_weights.h"
@@ -76,11 +75,12 @@ Command AddInfoCommand(CLI::App& parent) {
             std::printf("highway compiled:    %s\n", Join(simd::CompiledTargets()).c_str());
             std::printf("highway supported:   %s\n", Join(simd::SupportedTargets()).c_str());
             std::printf("highway chosen:      %s\n", simd::ChosenTarget().c_str());
-            std::printf("int8 path:           %s\n", simd::GemmI8Path());
             std::printf("fp32 kernels:        %s\n",
                         Join(edgeattn::ProjectionKernels(Precision::kFp32)).c_str());
-            std::printf("int8 kernels:        %s\n",
-                        Join(edgeattn::ProjectionKernels(Precision::kInt8)).c_str());
+            const std::vector<std::string> int8 = edgeattn::ProjectionKernels(Precision::kInt8);
+            std::printf("int8 kernels:        %s\n", Join(int8).c_str());
+            // What an operator built without Config::projection_kernel uses.
+            std::printf("int8 chosen:         %s\n", int8.empty() ? "(none)" : int8[0].c_str());
             std::printf("attention kernels:   %s\n", Join(edgeattn::AttentionKernels()).c_str());
             std::printf("oneTBB:              %s (runtime %s)\n", TBB_VERSION_STRING,
                         TBB_runtime_version());
