@@ -163,10 +163,20 @@ float ScalarQc8(const Qd8Rows& a, const Qc8Weights& w, size_t i, size_t j) {
   return c;
 }
 
+// The scalar model's C, m x n.
+std::vector<float> ScalarC(const Qd8Rows& a, const Qc8Weights& w) {
+  std::vector<float> c(a.m * w.n);
+  for (size_t i = 0; i < a.m; ++i) {
+    for (size_t j = 0; j < w.n; ++j) c[i * w.n + j] = ScalarQc8(a, w, i, j);
+  }
+  return c;
+}
+
 // Packs w with `kernel`, checks that unpacking gives it back, runs the kernel on all rows and
-// panels into C with a stride wider than n, compares with the scalar model bit for bit, then
+// panels into C with a stride wider than n, compares with `want` (ScalarC) bit for bit, then
 // checks that a split of rows and panels (as between threads) gives the same bits.
-void CheckKernel(const simd::ProjectionKernel& kernel, const Qd8Rows& a, const Qc8Weights& w) {
+void CheckKernel(const simd::ProjectionKernel& kernel, const Qd8Rows& a, const Qc8Weights& w,
+                 const std::vector<float>& want) {
   const size_t m = a.m, n = w.n, k = a.k;
   const testing_support::PackedWeights packed(kernel, w.q.data(), n, k, a.block, w.scales, w.bias);
   std::vector<int8_t> unpacked(n * k);
@@ -179,8 +189,7 @@ void CheckKernel(const simd::ProjectionKernel& kernel, const Qd8Rows& a, const Q
   kernel.run(in, 0, m, packed.view, 0, panels, c.data(), ldc);
   for (size_t i = 0; i < m; ++i) {
     for (size_t j = 0; j < ldc; ++j) {
-      const float want = j < n ? ScalarQc8(a, w, i, j) : kSentinel;
-      ASSERT_EQ(c[i * ldc + j], want)
+      ASSERT_EQ(c[i * ldc + j], j < n ? want[i * n + j] : kSentinel)
           << kernel.name << " m=" << m << " n=" << n << " k=" << k << " block=" << a.block << " at "
           << i << "," << j << (j >= n ? " (outside C)" : "");
     }
@@ -271,8 +280,9 @@ void TestEveryKernelMatchesScalar() {
           if (m * n * k > 150000) continue;
           const Qd8Rows a(m, k, block, RandomInt8(m * k, seed), seed + 1);
           const Qc8Weights w = MakeWeights(n, RandomInt8(n * k, seed + 2), (seed & 1) != 0);
+          const std::vector<float> want = ScalarC(a, w);
           for (const simd::ProjectionKernel* kernel : kernels) {
-            CheckKernel(*kernel, a, w);
+            CheckKernel(*kernel, a, w, want);
             if (::testing::Test::HasFatalFailure()) return;
           }
           seed += 3;
@@ -294,8 +304,9 @@ void TestEveryKernelExtremeValues() {
           const size_t m = 5, n = 70;
           const Qd8Rows a(m, k, block, std::vector<int8_t>(m * k, xv), 9);
           const Qc8Weights w = MakeWeights(n, std::vector<int8_t>(n * k, wv), true);
+          const std::vector<float> want = ScalarC(a, w);
           for (const simd::ProjectionKernel* kernel : Int8Kernels()) {
-            CheckKernel(*kernel, a, w);
+            CheckKernel(*kernel, a, w, want);
             if (::testing::Test::HasFatalFailure()) return;
           }
         }
@@ -332,8 +343,9 @@ void TestEveryKernelAddsOutliers() {
   }
   EXPECT_EQ(a.scales[0], amax0 / 127.0f);
   const Qc8Weights w = MakeWeights(n, RandomInt8(n * k, 6), false);
+  const std::vector<float> want = ScalarC(a, w);
   for (const simd::ProjectionKernel* kernel : Int8Kernels()) {
-    CheckKernel(*kernel, a, w);
+    CheckKernel(*kernel, a, w, want);
     if (::testing::Test::HasFatalFailure()) return;
   }
 }
