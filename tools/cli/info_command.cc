@@ -64,7 +64,7 @@ std::string Join(const std::vector<std::string>& items) {
 
 Command AddInfoCommand(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand(
-      "info", "Print the CPU's SIMD features, the Highway targets and the oneTBB version");
+      "info", "Print the CPU's SIMD features, the Highway version and targets and the oneTBB version");
   auto weights = std::make_shared<std::string>();
   app->add_option("--weights", *weights,
                   "Instead: list the attention layers a safetensors checkpoint holds (prefix, "
@@ -73,6 +73,7 @@ Command AddInfoCommand(CLI::App& parent) {
   return {app, [weights] {
             if (!weights->empty()) return PrintAttentionLayers(*weights);
             std::printf("cpu features:        %s\n", Join(CpuFeatures()).c_str());
+            std::printf("highway version:     %s\n", simd::HighwayVersion().c_str());
             std::printf("highway compiled:    %s\n", Join(simd::CompiledTargets()).c_str());
             std::printf("highway supported:   %s\n", Join(simd::SupportedTargets()).c_str());
             std::printf("highway chosen:      %s\n", simd::ChosenTarget().c_str());

@@ -91,7 +91,7 @@ std::string UtcNow() {
 }
 
 BenchEnvironment DetectEnvironment() {
-  return {Version(), CpuModel(), simd::ChosenTarget()};
+  return {Version(), CpuModel(), simd::HighwayVersion(), simd::ChosenTarget()};
 }
 
 }  // namespace cli
