@@ -10,9 +10,10 @@
 # tests, whose child re-executes the test binary, which user-mode qemu cannot do.
 #   tools/test_arm.sh           g++ and Debian's Highway 1.0.3 (preset aarch64)
 #   tools/test_arm.sh --clang   clang-19 + lld and Highway 1.4.0 from source (preset
-#                               aarch64-clang), as an Android NDK build: the kernel tests on the
-#                               CPU models of ARM_KERNEL_CPUS (default: NEON without dot product,
-#                               SVE2, SVE2_128; the g++ build covers the rest)
+#                               aarch64-clang), as an Android NDK build: only the kernel tests,
+#                               on three models whose targets or int8 paths differ (NEON without
+#                               and with the dot product, NEON_BF16); the g++ build runs the rest
+#   tools/test_arm.sh --clang --all   the clang build as the g++ one: all models, whole suite
 # Either way every CPU model's chosen target is printed, and the run fails unless dispatch
 # compiled more than one target and chose different ones on different models.
 set -euo pipefail
@@ -23,12 +24,18 @@ all_cpus=(neoverse-n1 cortex-a53 a64fx max max,sve-default-vector-length=16
 preset=aarch64
 configure=()
 kernel_cpus=("${all_cpus[@]:1}")
+suite_cpu=neoverse-n1  # where the rest of the suite runs
+targets=()             # all
 if [ "${1:-}" = --clang ]; then
   preset=aarch64-clang
   configure=(-DFETCHCONTENT_SOURCE_DIR_HIGHWAY="$(tools/highway_source.sh)")
-  read -r -a kernel_cpus <<<"${ARM_KERNEL_CPUS:-cortex-a53 max max,sve-default-vector-length=16}"
+  if [ "${2:-}" != --all ]; then
+    kernel_cpus=(cortex-a53 neoverse-n1 max)
+    suite_cpu=""
+    targets=(--target simd_test edgeattn_cli)
+  fi
 fi
-cmake --preset $preset "${configure[@]}" >/dev/null && cmake --build --preset $preset
+cmake --preset $preset "${configure[@]}" >/dev/null && cmake --build --preset $preset "${targets[@]}"
 build=build/$preset
 slow='ContractShapes|OutlierChannelsOnBert|MatchReference|ReferencePolicy|QuietWhenIdle|Soak|NoAllocation|DeathTest'
 kernels='TestGroup/'  # the per-target kernel tests (HWY_EXPORT_AND_TEST_P)
@@ -52,7 +59,7 @@ run() {  # QEMU_CPU, then ctest's selection
   QEMU_CPU=$cpu ctest --test-dir $build -j2 "$@" --timeout 900 \
     --output-on-failure --no-tests=error | tail -n 3
 }
-run neoverse-n1 -E "$slow"
+[ -z "$suite_cpu" ] || run $suite_cpu -E "$slow"
 for cpu in "${kernel_cpus[@]}"; do
   run "$cpu" -R "$kernels"
 done
