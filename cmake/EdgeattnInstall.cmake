@@ -10,6 +10,7 @@ install(TARGETS edgeattn EXPORT edgeattnTargets
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/edgeattn
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${PROJECT_BINARY_DIR}/include/edgeattn/version.h
+              ${PROJECT_BINARY_DIR}/include/edgeattn/build_config.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/edgeattn)
 set(EDGEATTN_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/edgeattn)
 install(EXPORT edgeattnTargets NAMESPACE edgeattn:: DESTINATION ${EDGEATTN_CMAKE_DIR})
@@ -20,6 +21,10 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/edgeattnConfigVersion.cma
 install(FILES ${PROJECT_BINARY_DIR}/edgeattnConfig.cmake
               ${PROJECT_BINARY_DIR}/edgeattnConfigVersion.cmake
   DESTINATION ${EDGEATTN_CMAKE_DIR})
+set(EDGEATTN_PC_REQUIRES_PRIVATE "libhwy libhwy-contrib")
+if(EDGEATTN_WITH_TBB)
+  string(APPEND EDGEATTN_PC_REQUIRES_PRIVATE " tbb")
+endif()
 file(RELATIVE_PATH EDGEATTN_PC_TO_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
 configure_file(${PROJECT_SOURCE_DIR}/cmake/edgeattn.pc.in ${PROJECT_BINARY_DIR}/edgeattn.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/edgeattn.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

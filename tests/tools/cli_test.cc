@@ -592,8 +592,17 @@ TEST(CliTest, InfoAndHelp) {
   Result r = RunCli("info");
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_NE(r.output.find("highway chosen:"), std::string::npos);
-  EXPECT_NE(r.output.find("oneTBB:"), std::string::npos);
   EXPECT_NE(r.output.find("int8 path:"), std::string::npos);
+  // The pool a default context runs on, as this build makes it.
+  EXPECT_NE(r.output.find(std::string("thread pool:         ") +
+                          (EDGEATTN_WITH_TBB ? "oneTBB\n" : "std::thread\n")),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("spinning:            allowed"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(EDGEATTN_WITH_TBB ? "oneTBB:              20" : "(not built in)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("threads:             "), std::string::npos) << r.output;
   for (const char* sub : {"run", "bench", "quantize", "info"}) {
     r = RunCli(std::string(sub) + " --help");
     EXPECT_EQ(r.exit_code, 0) << sub;
