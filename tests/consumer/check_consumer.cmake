@@ -18,6 +18,17 @@ file(REMOVE_RECURSE ${WORK_DIR})
 run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
 file(GLOB shared_library ${prefix}/lib/libedgeattn.so)
 
+# Built without oneTBB: nothing installed may ask for it.
+if(DEFINED WITH_TBB AND NOT WITH_TBB)
+  file(GLOB_RECURSE package_files ${prefix}/lib/cmake/*.cmake ${prefix}/lib/pkgconfig/*.pc)
+  foreach(file ${package_files})
+    file(STRINGS ${file} tbb_lines REGEX "[Tt][Bb][Bb]")
+    if(tbb_lines)
+      message(FATAL_ERROR "built without oneTBB, but ${file} names it: ${tbb_lines}")
+    endif()
+  endforeach()
+endif()
+
 foreach(project cxx c)
   set(project_source ${source})
   set(program consumer)
