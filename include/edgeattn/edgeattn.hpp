@@ -203,7 +203,7 @@ class EDGEATTN_API KvCache {
   // Keeps the first `length` positions (<= length()), e.g. to roll back rejected tokens.
   void Truncate(std::size_t length);
 
-  struct State;
+  struct EDGEATTN_HIDDEN State;
 
  private:
   friend class MultiheadAttention;
@@ -216,7 +216,7 @@ class EDGEATTN_API KvCache {
 class EDGEATTN_API Context {
  public:
   // threads = 0: one per hardware thread, else at most kMaxThreads (edgeattn::Error beyond).
-  // Runs on a oneTBB arena of that size.
+  // Runs on a oneTBB arena of that size (builds without oneTBB: MakeThreadPoolExecutor's pool).
   explicit Context(std::size_t threads = 0);
   // Runs on an executor the application owns (1 to kMaxThreads workers); it must outlive the
   // context. The executor may be shared with the application's own work; a call made from
@@ -228,10 +228,12 @@ class EDGEATTN_API Context {
   Context& operator=(const Context&) = delete;
 
   std::size_t threads() const;
+  // The executor calls run on (its kind() and spins() say which pool and how it waits).
+  const Executor& executor() const;
   // Scratch memory held for forward calls: grows to the largest call seen, then stays.
   std::size_t workspace_bytes() const;
 
-  struct State;
+  struct EDGEATTN_HIDDEN State;
 
  private:
   friend class MultiheadAttention;
@@ -293,7 +295,7 @@ class EDGEATTN_API MultiheadAttention {
   // costs time linear in the cache length.
   void Decode(Context& context, ConstTensor x, KvCache& cache, Tensor out) const;
 
-  struct Impl;
+  struct EDGEATTN_HIDDEN Impl;
 
  private:
   MultiheadAttention();
