@@ -23,8 +23,7 @@ stage deps tools/install_deps.sh
 stage test bash -c 'cmake --preset test && cmake --build --preset test && ctest --preset test'
 stage hwy14 bash -c 'cmake --preset hwy14 -DFETCHCONTENT_SOURCE_DIR_HIGHWAY="$(tools/highway_source.sh)" \
                        >/dev/null &&
-                     cmake --build --preset hwy14 --target simd_test runtime_test edgeattn_cli &&
-                     build/hwy14/tools/edgeattn info | grep "^highway" &&
+                     cmake --build --preset hwy14 --target simd_test runtime_test &&
                      ctest --preset hwy14 -L "^(simd_test|runtime_test)$"'
 stage tsan bash -c 'cmake --preset tsan >/dev/null && cmake --build --preset tsan &&
                     ctest --preset tsan'
