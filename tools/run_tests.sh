@@ -5,7 +5,10 @@
 #   not instrumented for TSan, so oneTBB-backed tests are left out of that run);
 # - the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer (clang), and each
 #   libFuzzer target for EDGEATTN_FUZZ_SECONDS;
+# - the packaging builds: without oneTBB (the whole suite), shared with and without oneTBB
+#   (the public-API tests), each installed and used by C and C++ consumers, exports checked;
 # - an aarch64 cross build and the suite under qemu on six ARM CPU models;
+# - a report: the aarch64 sizes of each EDGEATTN_TARGETS choice;
 # - a report, not a pass/fail check: llvm-mca's model of the ARM kernels' loops per core.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,9 +20,11 @@ stage() {  # name, command...: runs it and says how long it took
 }
 stage deps tools/install_deps.sh
 stage test bash -c 'cmake --preset test && cmake --build --preset test && ctest --preset test'
+stage packaging tools/test_packaging.sh
 stage tsan bash -c 'cmake --preset tsan >/dev/null && cmake --build --preset tsan &&
                     ctest --preset tsan'
 stage sanitize bash -c 'cmake --preset sanitize >/dev/null && cmake --build --preset sanitize &&
                         ctest --preset sanitize'
 stage aarch64 tools/test_arm.sh
+stage sizes tools/binary_sizes.sh
 stage arm-model tools/arm_model.py
