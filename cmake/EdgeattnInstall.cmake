@@ -30,7 +30,7 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/edgeattnConfigVersion.cma
 install(FILES ${PROJECT_BINARY_DIR}/edgeattnConfig.cmake
               ${PROJECT_BINARY_DIR}/edgeattnConfigVersion.cmake
   DESTINATION ${EDGEATTN_CMAKE_DIR})
-set(EDGEATTN_PC_REQUIRES_PRIVATE "libhwy libhwy-contrib")
+set(EDGEATTN_PC_REQUIRES_PRIVATE "libhwy")
 if(EDGEATTN_WITH_TBB)
   string(APPEND EDGEATTN_PC_REQUIRES_PRIVATE " tbb")
 endif()

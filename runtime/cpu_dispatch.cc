@@ -12,6 +12,8 @@
 
 namespace edgeattn {
 
+std::string HighwayVersion() { return simd::HighwayVersion(); }
+
 std::vector<std::string> CompiledTargets() { return simd::CompiledTargets(); }
 
 std::vector<std::string> SupportedTargets() { return simd::SupportedTargets(); }

@@ -1,6 +1,6 @@
-// What the library was built with and what it runs on this CPU: the Highway targets compiled
-// in, the ones this CPU supports, the one dispatch picks, the int8 dot-product path and the
-// oneTBB version (`edgeattn info` prints them).
+// What the library was built with and what it runs on this CPU: the Highway version and the
+// targets compiled in, the ones this CPU supports, the one dispatch picks, the int8 dot-product
+// path and the oneTBB version (`edgeattn info` prints them).
 #ifndef EDGEATTN_CPU_DISPATCH_HPP_
 #define EDGEATTN_CPU_DISPATCH_HPP_
 
@@ -11,6 +11,8 @@
 
 namespace edgeattn {
 
+// The Highway release the kernels were compiled against, e.g. "1.4.0".
+EDGEATTN_API std::string HighwayVersion();
 // Highway target names, best first (e.g. "AVX3_DL", "AVX2"; "SVE", "NEON").
 EDGEATTN_API std::vector<std::string> CompiledTargets();
 EDGEATTN_API std::vector<std::string> SupportedTargets();

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "edgeattn/cpu_dispatch.hpp"
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/npy.hpp"
 #include "tests/golden_cases.h"
@@ -350,8 +351,8 @@ TEST(CliTest, BenchJsonLines) {
     for (const char* key :
          {"peer", "shape", "mode", "threads", "median_ms", "p90_ms", "p99_ms", "stddev_ms",
           "gflops", "max_abs_err", "cosine", "version", "cpu", "time", "batch", "seq", "key_len",
-          "d_model", "heads", "kv_heads", "mask", "highway_target", "kernel", "calls",
-          "warmup", "peak_rss_bytes", "workspace_bytes", "load_average"}) {
+          "d_model", "heads", "kv_heads", "mask", "highway_version", "highway_target", "kernel",
+          "calls", "warmup", "peak_rss_bytes", "workspace_bytes", "load_average"}) {
       EXPECT_TRUE(line.contains(key)) << key;
     }
     EXPECT_EQ(line["peer"], "edgeattn");
@@ -377,6 +378,8 @@ TEST(CliTest, BenchJsonLines) {
   EXPECT_LT(lines[1]["max_abs_err"].get<double>(), 1e-4);
   EXPECT_GT(lines[1]["cosine"].get<double>(), 0.99999);
   EXPECT_FALSE(lines[1]["highway_target"].get<std::string>().empty());
+  EXPECT_EQ(lines[1]["highway_version"], HighwayVersion());
+  EXPECT_TRUE(lines[0]["highway_version"].is_null());  // the reference ran no kernel
   EXPECT_TRUE(lines[0]["kernel"].is_null());  // the reference
   EXPECT_EQ(lines[1]["kernel"], ProjectionKernels(Precision::kFp32).front());
   EXPECT_EQ(lines[3]["kernel"], ProjectionKernels(Precision::kInt8).front());
@@ -592,6 +595,8 @@ TEST(CliTest, InfoAndHelp) {
   Result r = RunCli("info");
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_NE(r.output.find("highway chosen:"), std::string::npos);
+  EXPECT_NE(r.output.find("highway version:     " + HighwayVersion() + "\n"), std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("int8 path:"), std::string::npos);
   // The pool a default context runs on, as this build makes it.
   EXPECT_NE(r.output.find(std::string("thread pool:         ") +

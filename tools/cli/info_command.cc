@@ -74,8 +74,8 @@ void PrintThreadPool() {
 
 Command AddInfoCommand(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand(
-      "info",
-      "Print the CPU's SIMD features, the Highway targets and the thread pool a context uses");
+      "info", "Print the CPU's SIMD features, the Highway version and targets and the thread pool "
+              "a context uses");
   auto weights = std::make_shared<std::string>();
   app->add_option("--weights", *weights,
                   "Instead: list the attention layers a safetensors checkpoint holds (prefix, "
@@ -84,6 +84,7 @@ Command AddInfoCommand(CLI::App& parent) {
   return {app, [weights] {
             if (!weights->empty()) return PrintAttentionLayers(*weights);
             std::printf("cpu features:        %s\n", Join(CpuFeatures()).c_str());
+            std::printf("highway version:     %s\n", HighwayVersion().c_str());
             std::printf("highway compiled:    %s\n", Join(CompiledTargets()).c_str());
             std::printf("highway supported:   %s\n", Join(SupportedTargets()).c_str());
             std::printf("highway chosen:      %s\n", ChosenTarget().c_str());

@@ -90,7 +90,7 @@ std::string UtcNow() {
 }
 
 BenchEnvironment DetectEnvironment() {
-  return {Version(), CpuModel(), ChosenTarget()};
+  return {Version(), CpuModel(), HighwayVersion(), ChosenTarget()};
 }
 
 }  // namespace cli
