@@ -9,7 +9,7 @@ namespace edgeattn {
 namespace {
 
 // One RunWorkers call as the pool sees it: the work and what the pool did with it. On the
-// stack, so a call allocates nothing; the counters cost one atomic operation per item.
+// stack, so a call allocates nothing; the bookkeeping costs two atomic operations per item.
 struct PoolPhase {
   WorkerFn fn;
   std::size_t workers;

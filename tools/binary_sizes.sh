@@ -1,21 +1,28 @@
 #!/usr/bin/env bash
 # The aarch64 Release sizes of each EDGEATTN_TARGETS choice (phone, server, all): libedgeattn.a
 # and a minimal C consumer (tests/consumer/main.c, linked through pkg-config --static, stripped;
-# Highway and the C++ runtime are shared libraries on Debian, so it is edgeattn's code). Built
-# as an app would ship it, without oneTBB; each consumer also runs under qemu. A report, not a
-# check: docs/packaging.md points here instead of quoting numbers.
+# Highway, oneTBB and the C++ runtime are shared libraries on Debian, so it is edgeattn's code);
+# each consumer also runs under qemu. "all" reuses the library of the aarch64 stage
+# (build/aarch64, the same Release options) when it is there. A report, not a check:
+# docs/packaging.md points here instead of quoting numbers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install_deps.sh --arm >/dev/null
 toolchain=cmake/toolchains/aarch64-linux-gnu.cmake
 rows=()
 for choice in phone server all; do
-  build=build/sizes-$choice prefix=build/sizes-$choice/prefix
-  cmake -S . -B "$build" --toolchain "$toolchain" -DCMAKE_BUILD_TYPE=Release \
-    -DEDGEATTN_TARGETS="$choice" -DEDGEATTN_WITH_TBB=OFF -DEDGEATTN_BUILD_TESTS=OFF \
-    -DEDGEATTN_BUILD_BENCH=OFF -DEDGEATTN_BUILD_CLI=OFF >/dev/null
-  cmake --build "$build" -j2 >/dev/null
-  cmake --install "$build" --prefix "$prefix" >/dev/null
+  build=build/sizes-$choice prefix=build/sizes-$choice/prefix library=build/sizes-$choice
+  if [[ $choice == all && -f build/aarch64/runtime/libedgeattn.a ]] &&
+     ! grep -q '^EDGEATTN_TARGETS:.*=\(phone\|server\)' build/aarch64/CMakeCache.txt; then
+    library=build/aarch64
+  else
+    cmake -S . -B "$build" --toolchain "$toolchain" -DCMAKE_BUILD_TYPE=Release \
+      -DEDGEATTN_TARGETS="$choice" -DEDGEATTN_BUILD_TESTS=OFF -DEDGEATTN_BUILD_BENCH=OFF \
+      -DEDGEATTN_BUILD_CLI=OFF >/dev/null
+    cmake --build "$build" -j2 >/dev/null
+  fi
+  mkdir -p "$build"
+  cmake --install "$library" --prefix "$prefix" >/dev/null
   flags=$(PKG_CONFIG_LIBDIR="$prefix/lib/pkgconfig:/usr/lib/aarch64-linux-gnu/pkgconfig" \
           pkg-config --cflags --libs --static edgeattn)
   # shellcheck disable=SC2086  # flags are separate words

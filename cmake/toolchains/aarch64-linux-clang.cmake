@@ -16,5 +16,6 @@ set(CMAKE_MODULE_LINKER_FLAGS_INIT -fuse-ld=lld)
 set(CMAKE_LIBRARY_ARCHITECTURE aarch64-linux-gnu)
 set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 # As in aarch64-linux-gnu.cmake: ctest runs the binaries through user-mode qemu (QEMU_CPU picks
-# the core); no -L, or oneTBB programs hang at exit.
+# the core); no -L (QEMU_LD_PREFIX): that pairs another glibc's loader with libc6:arm64's libc,
+# and any program that starts a thread hangs (aarch64-linux-gnu.cmake says more).
 set(CMAKE_CROSSCOMPILING_EMULATOR /usr/bin/qemu-aarch64)

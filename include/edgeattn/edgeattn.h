@@ -156,7 +156,7 @@ EDGEATTN_C_API void edgeattn_context_destroy(edgeattn_context* context);
  *   every i in [0, items) and return only after all those calls have returned. The calls may
  *   run concurrently on any threads (the calling thread included), in any order; items never
  *   block on each other, so a pool of any size, even one that runs them one by one on the
- *   calling thread, completes. items is at most workers.
+ *   calling thread, completes. items is the pool's workers.
  * What the library checks, at no cost to a correct pool: an item index out of range or run a
  * second time is not run again, and an item not run by the time run() returns, makes the call
  * fail with EDGEATTN_ERROR_INVALID_ARGUMENT naming edgeattn_thread_pool.run (its outputs, and a

@@ -203,7 +203,7 @@ class EDGEATTN_API KvCache {
   // Keeps the first `length` positions (<= length()), e.g. to roll back rejected tokens.
   void Truncate(std::size_t length);
 
-  struct EDGEATTN_HIDDEN State;
+  struct State;
 
  private:
   friend class MultiheadAttention;
@@ -233,7 +233,7 @@ class EDGEATTN_API Context {
   // Scratch memory held for forward calls: grows to the largest call seen, then stays.
   std::size_t workspace_bytes() const;
 
-  struct EDGEATTN_HIDDEN State;
+  struct State;
 
  private:
   friend class MultiheadAttention;
@@ -295,7 +295,7 @@ class EDGEATTN_API MultiheadAttention {
   // costs time linear in the cache length.
   void Decode(Context& context, ConstTensor x, KvCache& cache, Tensor out) const;
 
-  struct EDGEATTN_HIDDEN Impl;
+  struct Impl;
 
  private:
   MultiheadAttention();

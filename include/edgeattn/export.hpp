@@ -12,7 +12,10 @@
 #else
 #define EDGEATTN_API
 #endif
-/* Internal types nested in exported classes, which would otherwise inherit their visibility. */
+/* On the definitions (in the library's own headers) of the internal types nested in exported
+ * classes (MultiheadAttention::Impl, Context::State, ...), which would otherwise inherit the
+ * class's visibility. Not on their declarations here: a consumer's compiler would warn that the
+ * class is more visible than its field. */
 #if defined(__GNUC__) || defined(__clang__)
 #define EDGEATTN_HIDDEN __attribute__((visibility("hidden")))
 #else

@@ -476,7 +476,9 @@ TEST(CliTest, BenchTableCsvMarkdown) {
   ASSERT_EQ(lines.size(), 5u) << r.output;  // environment, header, reference, fp32, int8
   EXPECT_EQ(lines[0].rfind(std::string("edgeattn ") + EDGEATTN_VERSION_STRING + ", CPU ", 0), 0u)
       << lines[0];
-  EXPECT_NE(lines[0].find("Highway target"), std::string::npos);
+  // "Highway 1.0.3 target AVX3_DL": the version, then the target dispatch chose.
+  EXPECT_NE(lines[0].find("Highway " + HighwayVersion() + " target "), std::string::npos)
+      << lines[0];
   for (const char* column : {"shape", "B", "Lk", "d/h/kv", "mask", "p50 ms", "p90 ms", "p99 ms",
                              "sd ms", "max abs err", "cosine", "peak MiB", "load", "kernels"}) {
     EXPECT_NE(lines[1].find(column), std::string::npos) << column;
