@@ -56,11 +56,12 @@ void PackKeysValues(const ForwardPass& pass) {
       b.key_bias[i] = padding[i] ? -std::numeric_limits<float>::infinity() : 0.0f;
     }
   }
-  const std::size_t first = pass.call.cache != nullptr ? pass.call.cache->first : 0;
+  const KvStore* cache = pass.call.cache;
   const std::size_t kvd = s.kv_dim();
   const std::size_t dk = s.head_dim();
   ParallelForItems(pass.executor, s.batch * s.kv_heads, [&](std::size_t bg, std::size_t) {
     const std::size_t item = bg / s.kv_heads;
+    const std::size_t first = cache != nullptr ? cache->first_of(item) : 0;
     const std::size_t offset = item * s.lk * kvd + bg % s.kv_heads * dk;
     pass.call.attention.pack(b.k + offset, kvd, b.v + offset, kvd, first, p.k_rows.valid(item), dk,
                              b.keys + bg * p.keys_stride, b.values + bg * p.values_stride);
@@ -69,6 +70,31 @@ void PackKeysValues(const ForwardPass& pass) {
 
 namespace {
 
+// The packed keys and values one (batch item, key/value head g) attends to: the call's own (in
+// the workspace, or appended to a cache after `cached` positions) or a memory's item.
+struct HeadKeys {
+  const std::uint8_t* keys;
+  const std::uint8_t* values;
+  std::size_t cached;  // positions before the call's own (causal offset)
+  std::size_t length;  // positions attended to
+};
+
+HeadKeys KeysOf(const ForwardPass& pass, std::size_t b, std::size_t g) {
+  const ForwardPlan& p = pass.plan;
+  const std::size_t kv_heads = pass.call.shape.kv_heads;
+  if (const KvMemory* memory = pass.call.memory) {
+    const std::size_t m = memory->item(b);
+    const std::size_t mg = m * kv_heads + g;
+    return {static_cast<const std::uint8_t*>(memory->keys) + mg * p.keys_stride,
+            static_cast<const std::uint8_t*>(memory->values) + mg * p.values_stride, 0,
+            memory->lengths[m]};
+  }
+  const std::size_t bg = b * kv_heads + g;
+  const std::size_t cached = pass.call.cache != nullptr ? pass.call.cache->first_of(b) : 0;
+  return {pass.buffers.keys + bg * p.keys_stride, pass.buffers.values + bg * p.values_stride,
+          cached, cached + p.k_rows.valid(b)};
+}
+
 // The attention core's view of one (batch item b, head bh) of the call.
 simd::AttentionHeadArgs HeadArgs(const ForwardPass& pass, std::size_t b, std::size_t bh) {
   const ForwardPlan& p = pass.plan;
@@ -76,14 +102,13 @@ simd::AttentionHeadArgs HeadArgs(const ForwardPass& pass, std::size_t b, std::si
   const MhaShape& s = pass.call.shape;
   const MhaOptions& o = pass.call.options;
   const std::size_t dk = s.head_dim();
-  const std::size_t bg = b * s.kv_heads + bh % s.heads / (s.heads / s.kv_heads);
-  const std::size_t first = pass.call.cache != nullptr ? pass.call.cache->first : 0;
+  const HeadKeys keys = KeysOf(pass, b, bh % s.heads / (s.heads / s.kv_heads));
   const std::size_t offset = b * s.lq * s.d_model + bh % s.heads * dk;
   simd::AttentionHeadArgs args{buf.q + offset,
                                s.d_model,
-                               buf.keys + bg * p.keys_stride,
-                               buf.values + bg * p.values_stride,
-                               first + p.k_rows.valid(b),
+                               keys.keys,
+                               keys.values,
+                               keys.length,
                                dk,
                                1.0f / std::sqrt(static_cast<float>(dk)),
                                buf.concat + offset,
@@ -94,7 +119,7 @@ simd::AttentionHeadArgs HeadArgs(const ForwardPass& pass, std::size_t b, std::si
   }
   if (o.key_padding != nullptr) args.mask.key_bias = buf.key_bias + b * s.lk;
   args.mask.causal = o.causal;
-  args.mask.causal_offset = o.causal_offset;
+  args.mask.causal_offset = keys.cached;
   if (buf.head_weights != nullptr) {
     args.weights = buf.head_weights + bh * p.head_weights_size;
     args.ldw = s.lk;

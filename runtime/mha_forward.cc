@@ -22,4 +22,32 @@ void MhaForward(const MhaProjections& weights, const simd::AttentionKernel& atte
   ProjectOutput(pass);
 }
 
+void MhaProjectKeysValues(const MhaProjections& weights, const simd::AttentionKernel& attention,
+                          const MhaShape& shape, const MhaOptions& options, const float* x,
+                          const KvStore& cache, Executor& executor, Workspace& workspace) {
+  MhaShape keys_only = shape;
+  keys_only.lq = 0;
+  const ForwardCall call{weights, attention, keys_only, options, nullptr, x, x, nullptr, &cache};
+  const ForwardPlan plan = PlanForward(call, executor.workers());
+  const ForwardBuffers buffers = PlaceBuffers(plan, call, workspace.Reserve(plan.workspace_floats));
+  const ForwardPass pass{call, plan, buffers, executor};
+  if (plan.quantize) QuantizeInputs(pass);
+  ProjectInputs(pass);
+  PackKeysValues(pass);
+}
+
+void MhaAttendMemory(const MhaProjections& weights, const simd::AttentionKernel& attention,
+                     const MhaShape& shape, const MhaOptions& options, const float* xq, float* y,
+                     const KvMemory& memory, Executor& executor, Workspace& workspace) {
+  const ForwardCall call{weights, attention, shape,   options, xq,
+                         nullptr, nullptr,   y,       nullptr, &memory};
+  const ForwardPlan plan = PlanForward(call, executor.workers());
+  const ForwardBuffers buffers = PlaceBuffers(plan, call, workspace.Reserve(plan.workspace_floats));
+  const ForwardPass pass{call, plan, buffers, executor};
+  if (plan.quantize) QuantizeInputs(pass);
+  ProjectInputs(pass);
+  Attend(pass);
+  ProjectOutput(pass);
+}
+
 }  // namespace edgeattn

@@ -66,7 +66,7 @@ void ReferenceForward(const Config& config, const WeightsView& weights, ConstTen
           p[j] = dot * scale;
           if (mask != nullptr) p[j] += mask[i * s.lk + j];
           if (o.key_padding != nullptr && o.key_padding[b * s.lk + j]) p[j] = neg_inf;
-          if (o.causal && j > i + o.causal_offset) p[j] = neg_inf;
+          if (o.causal && j > i) p[j] = neg_inf;
           max = std::fmax(max, p[j]);
         }
         double sum = 0.0;
