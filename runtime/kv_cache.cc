@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstring>
 #include <new>
 #include <string>
@@ -46,10 +47,16 @@ KvCache::KvCache(const MultiheadAttention& mha, std::size_t max_length, std::siz
   s->kv_heads = KvHeads(config);
   s->batch = batch;
   s->max_length = max_length;
+  s->window = config.math.window;
+  s->slots = max_length;
+  if (s->window != 0) {
+    const std::size_t ring = DivCeil(s->window + kRingSlack - 1, kRingSlack) * kRingSlack;
+    s->slots = Min(ring, max_length);
+  }
   const std::size_t dk = config.d_model / config.num_heads;
   s->attention = simd::FindAttentionKernel(simd::KvType::kF32, mha.attention_kernel());
-  s->keys_stride = PackedHeadStride(s->attention->keys_bytes(max_length, dk));
-  s->values_stride = PackedHeadStride(s->attention->values_bytes(max_length, dk));
+  s->keys_stride = PackedHeadStride(s->attention->keys_bytes(s->slots, dk));
+  s->values_stride = PackedHeadStride(s->attention->values_bytes(s->slots, dk));
   s->keys = ZeroedBytes(batch * s->kv_heads * s->keys_stride);
   s->values = ZeroedBytes(batch * s->kv_heads * s->values_stride);
   state_ = std::move(s);
@@ -62,6 +69,7 @@ KvCache& KvCache::operator=(KvCache&&) noexcept = default;
 std::size_t KvCache::length() const { return LiveCacheState(state_).length; }
 std::size_t KvCache::max_length() const { return LiveCacheState(state_).max_length; }
 std::size_t KvCache::batch() const { return LiveCacheState(state_).batch; }
+std::size_t KvCache::slots() const { return LiveCacheState(state_).slots; }
 std::size_t KvCache::bytes() const {
   const State& s = LiveCacheState(state_);
   return s.batch * s.kv_heads * (s.keys_stride + s.values_stride);
@@ -71,6 +79,7 @@ void KvCache::Clear() {
   State& s = LiveCacheState(state_);
   const ExclusiveUse use(s.busy, kCacheBusy);
   s.length = 0;
+  s.oldest = 0;
 }
 
 void KvCache::Truncate(std::size_t length) {
@@ -80,7 +89,20 @@ void KvCache::Truncate(std::size_t length) {
     throw Error("length: expected at most the cached length " + Str(s.length) + ", got " +
                 Str(length));
   }
+  // The next step's first row sees the window before it: the ring must still hold it.
+  const std::size_t needed = s.window != 0 && length >= s.window ? length - s.window + 1 : 0;
+  if (needed < s.oldest) {
+    throw Error("length: expected at least " + Str(s.oldest + s.window - 1) +
+                " (the ring of " + Str(s.slots) + " slots holds positions from " +
+                Str(s.oldest) + ", and a window of " + Str(s.window) +
+                " needs those before the new length), got " + Str(length));
+  }
   s.length = length;
+}
+
+void AppendedPositions(KvCache::State& cache, std::size_t n) {
+  cache.length += n;
+  if (cache.length > cache.slots) cache.oldest = std::max(cache.oldest, cache.length - cache.slots);
 }
 
 MhaShape ValidateDecode(const Config& config, const simd::AttentionKernel& attention,
@@ -113,6 +135,12 @@ MhaShape ValidateDecode(const Config& config, const simd::AttentionKernel& atten
     throw Error("x.length: the cache holds " + Str(cache.length) + " of " +
                 Str(cache.max_length) + " positions, room for " +
                 Str(cache.max_length - cache.length) + ", got " + Str(x.length));
+  }
+  const std::size_t ring_step = cache.slots - cache.window + 1;
+  if (cache.window != 0 && cache.length + x.length > cache.slots && x.length > ring_step) {
+    throw Error("x.length: a step of a windowed cache (window " + Str(cache.window) + ", " +
+                Str(cache.slots) + " slots) adds at most " + Str(ring_step) +
+                " positions once the ring is full, got " + Str(x.length));
   }
   return shape;
 }

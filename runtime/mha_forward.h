@@ -6,6 +6,7 @@
 
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/executor.hpp"
+#include "runtime/attention_math.h"
 #include "runtime/packed_projection.h"
 #include "simd/attention.h"
 #include "runtime/workspace.h"
@@ -35,24 +36,29 @@ struct MhaOptions {
   const std::size_t* key_lengths = nullptr;    // [batch] or null
   AttentionWeights weights_mode = AttentionWeights::kNone;
   float* weights = nullptr;
+  // Rotary positions of the query rows [lq] and keys [lk]; null: causal_offset + row index.
+  const std::size_t* positions = nullptr;
+  const std::size_t* key_positions = nullptr;
 };
 
 // Packed keys and values kept across calls (a KV cache): the buffer of batch item b and key/value
-// head g starts at keys + (b * kv_heads + g) * keys_stride (values likewise); positions
-// [0, first) are filled already and the call appends its lk positions after them.
+// head g starts at keys + (b * kv_heads + g) * keys_stride (values likewise). It has `slots`
+// slots, position p in slot p % slots (a ring once positions reach slots: a windowed cache);
+// positions before `first` are stored already and the call appends its lk positions after them.
 struct KvStore {
   void* keys;
   void* values;
   std::size_t keys_stride;  // bytes, in the layout of the operator's attention kernel
   std::size_t values_stride;
   std::size_t first;
+  std::size_t slots;
 };
 
 // xq [batch, lq, d], xk and xv [batch, lk, d] -> y [batch, lq, d]. Shapes and options already
 // validated. cache: null for a plain forward call (keys and values live in the workspace).
 // y may alias xq: every input is read before y is first written.
 void MhaForward(const MhaProjections& weights, const simd::AttentionKernel& attention,
-                const MhaShape& shape, const MhaOptions& options, const float* xq,
+                const StepMath& math, const MhaShape& shape, const MhaOptions& options, const float* xq,
                 const float* xk, const float* xv, float* y, const KvStore* cache,
                 Executor& executor, Workspace& workspace);
 
