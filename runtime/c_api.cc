@@ -89,6 +89,36 @@ std::string BoundedString(const char* s, const char* name, std::size_t max_lengt
   return std::string(s, length);
 }
 
+edgeattn::RotaryLayout ToRotaryLayout(int layout) {
+  switch (layout) {
+    case EDGEATTN_ROTARY_NONE:
+      return edgeattn::RotaryLayout::kNone;
+    case EDGEATTN_ROTARY_HALVES:
+      return edgeattn::RotaryLayout::kHalves;
+    case EDGEATTN_ROTARY_INTERLEAVED:
+      return edgeattn::RotaryLayout::kInterleaved;
+    default:
+      throw edgeattn::Error(
+          "math.rotary: expected EDGEATTN_ROTARY_NONE, _HALVES or _INTERLEAVED, got " +
+          std::to_string(layout));
+  }
+}
+
+// Zeros take the C++ defaults, as the header says.
+edgeattn::AttentionMath ToMath(const edgeattn_attention_math& m) {
+  edgeattn::AttentionMath r;
+  r.score_scale = m.score_scale;
+  r.softcap = m.softcap;
+  r.window = m.window;
+  r.qk_norm = m.qk_norm != 0;
+  if (m.qk_norm_eps != 0.0f) r.qk_norm_eps = m.qk_norm_eps;
+  r.rotary = ToRotaryLayout(m.rotary);
+  r.rotary_dim = m.rotary_dim;
+  if (m.rotary_base != 0.0f) r.rotary_base = m.rotary_base;
+  if (m.rotary_scaling != 0.0f) r.rotary_scaling = m.rotary_scaling;
+  return r;
+}
+
 // Names of kernels are short; prefixes are tensor-name prefixes.
 constexpr std::size_t kMaxKernelName = 64;
 constexpr std::size_t kMaxPrefix = 4096;
@@ -104,6 +134,7 @@ edgeattn::LoadOptions ToLoadOptions(const edgeattn_load_options* o) {
   r.no_bias = o->no_bias != 0;
   r.projection_kernel = BoundedString(o->projection_kernel, "projection_kernel", kMaxKernelName);
   r.attention_kernel = BoundedString(o->attention_kernel, "attention_kernel", kMaxKernelName);
+  r.math = ToMath(o->math);
   return r;
 }
 
@@ -118,6 +149,8 @@ edgeattn::ForwardOptions ToOptions(const edgeattn_forward_options* o, std::size_
   if (o->key_lengths != nullptr) r.key_lengths = {o->key_lengths, batch};
   r.need_weights = ToWeightsMode(o->need_weights);
   r.attn_weights = {o->attn_weights, o->attn_weights_size};
+  r.positions = {o->positions, o->positions_size};
+  r.key_positions = {o->key_positions, o->key_positions_size};
   return r;
 }
 
@@ -144,7 +177,8 @@ edgeattn_status edgeattn_operator_create(const edgeattn_config* config,
                              BoundedString(config->projection_kernel, "projection_kernel",
                                            kMaxKernelName),
                              BoundedString(config->attention_kernel, "attention_kernel",
-                                           kMaxKernelName)};
+                                           kMaxKernelName),
+                             ToMath(config->math)};
     const edgeattn::WeightsView w{{weights->in_proj_weight, weights->in_proj_weight_size},
                                   {weights->in_proj_bias, weights->in_proj_bias_size},
                                   {weights->out_proj_weight, weights->out_proj_weight_size},
@@ -154,7 +188,10 @@ edgeattn_status edgeattn_operator_create(const edgeattn_config* config,
                                   {weights->v_proj_weight, weights->v_proj_weight_size},
                                   {weights->q_proj_bias, weights->q_proj_bias_size},
                                   {weights->k_proj_bias, weights->k_proj_bias_size},
-                                  {weights->v_proj_bias, weights->v_proj_bias_size}};
+                                  {weights->v_proj_bias, weights->v_proj_bias_size},
+                                  {weights->sinks, weights->sinks_size},
+                                  {weights->q_norm_weight, weights->q_norm_weight_size},
+                                  {weights->k_norm_weight, weights->k_norm_weight_size}};
     *out = new edgeattn_operator{edgeattn::MultiheadAttention(c, w)};
   });
 }
@@ -263,6 +300,14 @@ void edgeattn_kv_cache_destroy(edgeattn_kv_cache* cache) { delete cache; }
 
 size_t edgeattn_kv_cache_length(const edgeattn_kv_cache* cache) {
   return cache != nullptr ? cache->cache.length() : 0;
+}
+
+size_t edgeattn_kv_cache_bytes(const edgeattn_kv_cache* cache) {
+  return cache != nullptr ? cache->cache.bytes() : 0;
+}
+
+size_t edgeattn_kv_cache_slots(const edgeattn_kv_cache* cache) {
+  return cache != nullptr ? cache->cache.slots() : 0;
 }
 
 edgeattn_status edgeattn_kv_cache_truncate(edgeattn_kv_cache* cache, size_t length) {

@@ -155,10 +155,11 @@ void MultiheadAttention::ProjectMemory(Context& context, ConstTensor encoder_out
       m.batch, 0, encoder_output.length, impl.config.d_model, impl.config.num_heads, m.kv_heads};
   MhaOptions options;
   options.key_lengths = m.lengths.data();
-  const KvStore store{m.keys.get(), m.values.get(), m.keys_stride, m.values_stride, nullptr};
+  const KvStore store{m.keys.get(),     m.values.get(), m.keys_stride,
+                      m.values_stride, nullptr,        m.max_length};
   Context::State& state = *context.state_;
   const ExclusiveUse context_use(state.busy, kContextBusy);
-  MhaProjectKeysValues(impl.projections, *impl.attention, shape, options, encoder_output.data,
+  MhaProjectKeysValues(impl.projections, *impl.attention, impl.math, shape, options, encoder_output.data,
                        store, *state.executor, state.workspace);
   m.length = encoder_output.length;
 }
@@ -175,7 +176,7 @@ void MultiheadAttention::DecodeCross(Context& context, ConstTensor query,
                     m.batch,      m.lengths.data(), memory_items.data};
   Context::State& state = *context.state_;
   const ExclusiveUse context_use(state.busy, kContextBusy);
-  MhaAttendMemory(impl.projections, *impl.attention, shape, MhaOptions{}, query.data, out.data, kv,
+  MhaAttendMemory(impl.projections, *impl.attention, impl.math, shape, MhaOptions{}, query.data, out.data, kv,
                   *state.executor, state.workspace);
 }
 

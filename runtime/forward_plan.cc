@@ -4,6 +4,7 @@
 
 #include "runtime/workspace.h"
 #include "simd/attention.h"
+#include "simd/qk_transforms.h"
 #include "simd/quantize.h"
 
 namespace edgeattn {
@@ -67,6 +68,7 @@ ForwardPlan PlanForward(const ForwardCall& call, std::size_t workers) {
     p.values_stride = PackedHeadStride(call.attention.values_bytes(s.lk, dk));
   }
   p.scratch_size = call.attention.scratch_floats(dk);
+  p.rotary_tables_size = 2 * simd::RotaryTableSize(call.math.rotary_dim);
   p.head_weights_size = s.lq * s.lk;
   p.query_chunks = DivCeil(s.lq, kQueryChunk);
 
@@ -80,6 +82,7 @@ ForwardPlan PlanForward(const ForwardCall& call, std::size_t workers) {
   p.at.keys = layout.Add(own_keys ? kv_count * p.keys_stride / sizeof(float) : 0);
   p.at.values = layout.Add(own_keys ? kv_count * p.values_stride / sizeof(float) : 0);
   p.at.scratch = layout.Add(workers * p.scratch_size);
+  p.at.rotary_tables = layout.Add(workers * p.rotary_tables_size);
   p.at.key_bias = layout.Add(o.key_padding != nullptr ? rows_k : 0);
   p.at.head_weights = layout.Add(averaged ? s.batch * s.heads * p.head_weights_size : 0);
   if (p.quantize) {
@@ -112,6 +115,7 @@ ForwardBuffers PlaceBuffers(const ForwardPlan& plan, const ForwardCall& call, fl
   b.values = call.cache != nullptr ? static_cast<std::uint8_t*>(call.cache->values)
                                    : bytes(plan.at.values);
   b.scratch = base + plan.at.scratch;
+  b.rotary_tables = base + plan.at.rotary_tables;
   b.key_bias = base + plan.at.key_bias;
   b.head_weights = averaged ? base + plan.at.head_weights : call.options.weights;
   b.xq8 = quantized(plan.at.xq8);

@@ -48,10 +48,17 @@ KvCache::KvCache(const MultiheadAttention& mha, std::size_t max_length, std::siz
   s->batch = batch;
   s->max_length = max_length;
   s->lengths.assign(batch, 0);
+  s->oldest.assign(batch, 0);
+  s->window = config.math.window;
+  s->slots = max_length;
+  if (s->window != 0) {
+    const std::size_t ring = DivCeil(s->window + kRingSlack - 1, kRingSlack) * kRingSlack;
+    s->slots = Min(ring, max_length);
+  }
   const std::size_t dk = config.d_model / config.num_heads;
   s->attention = simd::FindAttentionKernel(simd::KvType::kF32, mha.attention_kernel());
-  s->keys_stride = PackedHeadStride(s->attention->keys_bytes(max_length, dk));
-  s->values_stride = PackedHeadStride(s->attention->values_bytes(max_length, dk));
+  s->keys_stride = PackedHeadStride(s->attention->keys_bytes(s->slots, dk));
+  s->values_stride = PackedHeadStride(s->attention->values_bytes(s->slots, dk));
   s->keys = ZeroedBytes(batch * s->kv_heads * s->keys_stride);
   s->values = ZeroedBytes(batch * s->kv_heads * s->values_stride);
   state_ = std::move(s);
@@ -76,6 +83,7 @@ std::size_t KvCache::length(std::size_t item) const {
 
 std::size_t KvCache::max_length() const { return LiveCacheState(state_).max_length; }
 std::size_t KvCache::batch() const { return LiveCacheState(state_).batch; }
+std::size_t KvCache::slots() const { return LiveCacheState(state_).slots; }
 std::size_t KvCache::bytes() const {
   const State& s = LiveCacheState(state_);
   return s.batch * (s.item_keys_bytes() + s.item_values_bytes());
@@ -85,7 +93,24 @@ void KvCache::Clear() {
   State& s = LiveCacheState(state_);
   const ExclusiveUse use(s.busy, kCacheBusy);
   std::fill(s.lengths.begin(), s.lengths.end(), 0);
+  std::fill(s.oldest.begin(), s.oldest.end(), 0);
 }
+
+namespace {
+
+// The next step's first row of sequence b sees the window before it: after truncating to
+// `length`, the ring must still hold it.
+void CheckRingHolds(const KvCache::State& s, std::size_t b, std::size_t length) {
+  const std::size_t needed = s.window != 0 && length >= s.window ? length - s.window + 1 : 0;
+  if (needed < s.oldest[b]) {
+    throw Error("length: expected at least " + Str(s.oldest[b] + s.window - 1) +
+                " (the ring of " + Str(s.slots) + " slots holds positions from " +
+                Str(s.oldest[b]) + ", and a window of " + Str(s.window) +
+                " needs those before the new length), got " + Str(length));
+  }
+}
+
+}  // namespace
 
 void KvCache::Truncate(std::size_t length) {
   State& s = LiveCacheState(state_);
@@ -95,6 +120,7 @@ void KvCache::Truncate(std::size_t length) {
     throw Error("length: expected at most the cached length " + Str(longest) + ", got " +
                 Str(length));
   }
+  for (std::size_t b = 0; b < s.batch; ++b) CheckRingHolds(s, b, std::min(s.lengths[b], length));
   for (std::size_t& l : s.lengths) l = std::min(l, length);
 }
 
@@ -111,21 +137,39 @@ void KvCache::Truncate(Span<const std::size_t> lengths) {
       throw Error("lengths[" + Str(b) + "]: expected at most the sequence's cached length " +
                   Str(s.lengths[b]) + ", got " + Str(lengths.data[b]));
     }
+    CheckRingHolds(s, b, lengths.data[b]);
   }
   std::copy(lengths.data, lengths.data + s.batch, s.lengths.begin());
 }
 
+void AppendedPositions(KvCache::State& cache, std::size_t n, const std::size_t* step_lengths) {
+  for (std::size_t b = 0; b < cache.batch; ++b) {
+    std::size_t& length = cache.lengths[b];
+    length += step_lengths != nullptr ? step_lengths[b] : n;
+    if (length > cache.slots) cache.oldest[b] = std::max(cache.oldest[b], length - cache.slots);
+  }
+}
+
 namespace {
 
-// The room left in sequence b for a step of `step` positions, or an error naming `name`.
+// The room left in sequence b for a step of `step` positions, or an error naming `name`; for a
+// windowed cache, also the most a step may add once the ring is full.
 void CheckRoom(const char* name, const KvCache::State& cache, std::size_t b, std::size_t step) {
   const std::size_t room = cache.max_length - cache.lengths[b];
-  if (step <= room) return;
   const bool same = std::equal(cache.lengths.begin() + 1, cache.lengths.end(),
                                cache.lengths.begin());
-  throw Error(std::string(name) + ": the cache" + (same ? std::string() : "'s sequence " + Str(b)) +
-              " holds " + Str(cache.lengths[b]) + " of " + Str(cache.max_length) +
-              " positions, room for " + Str(room) + ", got " + Str(step));
+  const std::string which = same ? std::string() : "'s sequence " + Str(b);
+  if (step > room) {
+    throw Error(std::string(name) + ": the cache" + which + " holds " + Str(cache.lengths[b]) +
+                " of " + Str(cache.max_length) + " positions, room for " + Str(room) + ", got " +
+                Str(step));
+  }
+  const std::size_t ring_step = cache.slots - cache.window + 1;
+  if (cache.window != 0 && cache.lengths[b] + step > cache.slots && step > ring_step) {
+    throw Error(std::string(name) + ": a step of a windowed cache (window " + Str(cache.window) +
+                ", " + Str(cache.slots) + " slots) adds at most " + Str(ring_step) +
+                " positions once the ring is full, got " + Str(step));
+  }
 }
 
 }  // namespace

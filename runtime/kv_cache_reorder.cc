@@ -112,6 +112,8 @@ void KvCache::Reorder(Span<const std::size_t> indices) {
   MoveCycles(s, from);
   for (std::size_t b = 0; b < s.batch; ++b) r.lengths[b] = s.lengths[from[b]];
   s.lengths.swap(r.lengths);
+  for (std::size_t b = 0; b < s.batch; ++b) r.lengths[b] = s.oldest[from[b]];
+  s.oldest.swap(r.lengths);
 }
 
 }  // namespace edgeattn

@@ -1,5 +1,6 @@
 // What a KvCache holds: packed keys and values per (sequence, key/value head), in the layout
-// of the operator's attention kernel, for up to max_length positions.
+// of the operator's attention kernel, in `slots` slots: max_length, or for a windowed operator
+// a ring of a little more than the window (position p in slot p % slots).
 #ifndef EDGEATTN_RUNTIME_KV_CACHE_STATE_H_
 #define EDGEATTN_RUNTIME_KV_CACHE_STATE_H_
 
@@ -19,7 +20,10 @@ namespace edgeattn {
 struct KvCache::State {
   std::size_t d_model, heads, kv_heads;  // of the operator it was made for
   std::size_t batch, max_length;
+  std::size_t window;  // the operator's (0: none)
+  std::size_t slots;
   std::vector<std::size_t> lengths;  // positions cached, per sequence
+  std::vector<std::size_t> oldest;   // the first position the ring still holds, per sequence
   const simd::AttentionKernel* attention;   // whose layout the keys and values are in
   std::size_t keys_stride, values_stride;  // bytes per (sequence, key/value head)
   hwy::AlignedFreeUniquePtr<std::uint8_t[]> keys, values;
@@ -27,7 +31,7 @@ struct KvCache::State {
 
   // Reorder's scratch, made by its first call: one sequence's keys and values (a cycle of
   // moves needs one of them set aside), the indices (copied first: the caller's buffer may be
-  // anything), and per-sequence counts and lengths.
+  // anything), and per-sequence counts and lengths (or oldest positions).
   struct ReorderScratch {
     hwy::AlignedFreeUniquePtr<std::uint8_t[]> item;
     std::vector<std::size_t> from, readers, lengths;
@@ -48,6 +52,14 @@ hwy::AlignedFreeUniquePtr<std::uint8_t[]> ZeroedBytes(std::size_t n);
 KvCache::State& LiveCacheState(const std::unique_ptr<KvCache::State>& state);
 // The error of a cache used by two calls at once (ExclusiveUse).
 extern const char kCacheBusy[];
+
+// Slots of a windowed cache: the window plus a panel of keys, so that a step of up to
+// slots - window + 1 positions overwrites none its rows see, and Truncate can roll that far back.
+inline constexpr std::size_t kRingSlack = 64;
+
+// Records the positions appended by a decode step: step_lengths[b] to sequence b, or n to each
+// (and what the ring overwrote).
+void AppendedPositions(KvCache::State& cache, std::size_t n, const std::size_t* step_lengths);
 
 // Checks a decode step's input, output and per-sequence step lengths (null: x.length each)
 // against the configuration and the cache; returns the step's shape (lq = lk = x.length).

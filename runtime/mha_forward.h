@@ -6,6 +6,7 @@
 
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/executor.hpp"
+#include "runtime/attention_math.h"
 #include "runtime/packed_projection.h"
 #include "simd/attention.h"
 #include "runtime/workspace.h"
@@ -34,18 +35,24 @@ struct MhaOptions {
   const std::size_t* key_lengths = nullptr;    // [batch] or null
   AttentionWeights weights_mode = AttentionWeights::kNone;
   float* weights = nullptr;
+  // Rotary positions of the query rows [lq] and keys [lk]; null: the item's cached positions
+  // (decoding) + row index.
+  const std::size_t* positions = nullptr;
+  const std::size_t* key_positions = nullptr;
 };
 
 // Packed keys and values kept across calls (a KV cache): the buffer of batch item b and key/value
-// head g starts at keys + (b * kv_heads + g) * keys_stride (values likewise); positions
-// [0, first[b]) of item b are filled already and the call appends its new positions after them
-// (its query rows are those positions: causal attention is offset by first[b]).
+// head g starts at keys + (b * kv_heads + g) * keys_stride (values likewise). It has `slots`
+// slots, position p in slot p % slots (a ring once positions reach slots: a windowed cache);
+// positions before first[b] of item b are stored already and the call appends its new positions
+// after them (its query rows are those positions: causal attention is offset by first[b]).
 struct KvStore {
   void* keys;
   void* values;
   std::size_t keys_stride;  // bytes, in the layout of the operator's attention kernel
   std::size_t values_stride;
   const std::size_t* first;  // [batch], or null: every item starts at 0
+  std::size_t slots;
 
   std::size_t first_of(std::size_t b) const { return first != nullptr ? first[b] : 0; }
 };
@@ -71,20 +78,20 @@ struct KvMemory {
 // validated. cache: null for a plain forward call (keys and values live in the workspace).
 // y may alias xq: every input is read before y is first written.
 void MhaForward(const MhaProjections& weights, const simd::AttentionKernel& attention,
-                const MhaShape& shape, const MhaOptions& options, const float* xq,
-                const float* xk, const float* xv, float* y, const KvStore* cache,
+                const StepMath& math, const MhaShape& shape, const MhaOptions& options,
+                const float* xq, const float* xk, const float* xv, float* y, const KvStore* cache,
                 Executor& executor, Workspace& workspace);
 
 // Only the key and value projections of x [batch, lk, d] (valid rows per options.key_lengths),
 // packed into cache (whose first[] are the positions they start at).
 void MhaProjectKeysValues(const MhaProjections& weights, const simd::AttentionKernel& attention,
-                          const MhaShape& shape, const MhaOptions& options, const float* x,
+                          const StepMath& math, const MhaShape& shape, const MhaOptions& options, const float* x,
                           const KvStore& cache, Executor& executor, Workspace& workspace);
 
 // xq [batch, lq, d] attends to keys and values projected earlier -> y [batch, lq, d]: the query
 // and output projections only. shape.lk is the memory's length. y may alias xq.
 void MhaAttendMemory(const MhaProjections& weights, const simd::AttentionKernel& attention,
-                     const MhaShape& shape, const MhaOptions& options, const float* xq, float* y,
+                     const StepMath& math, const MhaShape& shape, const MhaOptions& options, const float* xq, float* y,
                      const KvMemory& memory, Executor& executor, Workspace& workspace);
 
 }  // namespace edgeattn

@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "runtime/attention_math.h"
 #include "runtime/text_checks.h"
 
 namespace edgeattn {
@@ -152,6 +153,7 @@ void ValidateConfig(const Config& config) {
     throw Error("Config.int8_block: expected a multiple of 4 in [4, " + Str(kMaxInt8Block) +
                 "], got " + Str(config.int8_block));
   }
+  ValidateAttentionMath(config);
 }
 
 std::size_t KvHeads(const Config& config) {
@@ -203,6 +205,7 @@ void ValidateWeights(const Config& config, const WeightsView& weights) {
   }
   CheckSpan("out_proj.weight", weights.out_proj_weight, d * d, dd, false);
   CheckSpan("out_proj.bias", weights.out_proj_bias, d, "[" + Str(d) + "]", true);
+  ValidateMathWeights(config, weights);
 }
 
 ProjectionWeights SplitProjections(const Config& config, const WeightsView& weights) {
@@ -255,6 +258,9 @@ MhaShape ValidateForward(const Config& config, const ConstTensor& query, const C
   const MhaShape shape{query.batch, query.length,     key.length,
                        config.d_model, config.num_heads, KvHeads(config)};
   *resolved = ResolveOptions(shape, options);
+  resolved->positions = CheckPositions("positions", options.positions, shape.lq, config.math);
+  resolved->key_positions =
+      CheckPositions("key_positions", options.key_positions, shape.lk, config.math);
   CheckOutputsApart(shape, out, options);
   return shape;
 }

@@ -29,6 +29,26 @@ typedef enum edgeattn_status {
 
 typedef enum edgeattn_precision { EDGEATTN_FP32 = 0, EDGEATTN_INT8 = 1 } edgeattn_precision;
 
+typedef enum edgeattn_rotary_layout {
+  EDGEATTN_ROTARY_NONE = 0,
+  EDGEATTN_ROTARY_HALVES = 1,     /* dims i and i + rotary_dim / 2 pair up (Llama, NeoX) */
+  EDGEATTN_ROTARY_INTERLEAVED = 2 /* dims 2i and 2i + 1 pair up (GPT-J) */
+} edgeattn_rotary_layout;
+
+/* The attention step's maths, as edgeattn::AttentionMath (edgeattn.hpp, docs/decoding.md); a
+ * zero-initialised struct is plain attention. Zeros of the fields marked so take defaults. */
+typedef struct edgeattn_attention_math {
+  float score_scale; /* multiplies Q K^T; 0: 1 / sqrt(head_dim) */
+  float softcap;     /* > 0: scores become softcap * tanh(score / softcap); 0: off */
+  size_t window;     /* > 0: sliding window, |i - j| < window; 0: off */
+  int qk_norm;       /* 1: RMS norm of Q and K per head (weights' q/k_norm_weight) */
+  float qk_norm_eps; /* 0: 1e-6 */
+  int rotary;        /* an edgeattn_rotary_layout */
+  size_t rotary_dim; /* 0: head_dim */
+  float rotary_base; /* 0: 10000 */
+  float rotary_scaling; /* linear position scaling; 0: 1 */
+} edgeattn_attention_math;
+
 typedef struct edgeattn_config {
   size_t d_model;
   size_t num_heads;
@@ -39,6 +59,7 @@ typedef struct edgeattn_config {
    * "": the best. */
   const char* projection_kernel;
   const char* attention_kernel;
+  edgeattn_attention_math math;
 } edgeattn_config;
 
 /* Sizes are element counts, checked against d_model. A NULL bias means no bias. The input
@@ -65,6 +86,12 @@ typedef struct edgeattn_weights {
   size_t k_proj_bias_size;
   const float* v_proj_bias; /* [kv_dim] or NULL */
   size_t v_proj_bias_size;
+  const float* sinks; /* [num_heads] attention sink logits, or NULL */
+  size_t sinks_size;
+  const float* q_norm_weight; /* [head_dim] with math.qk_norm, else NULL */
+  size_t q_norm_weight_size;
+  const float* k_norm_weight; /* [head_dim] with math.qk_norm, else NULL */
+  size_t k_norm_weight_size;
 } edgeattn_weights;
 
 /* How a layer is found and checked in a safetensors file (edgeattn::LoadOptions in
@@ -81,6 +108,7 @@ typedef struct edgeattn_load_options {
   int no_bias;        /* 1: bias=False, the layer has no biases (strict: none may be present) */
   const char* projection_kernel; /* as in edgeattn_config */
   const char* attention_kernel;
+  edgeattn_attention_math math; /* sinks and norm weights are not read from files */
 } edgeattn_load_options;
 
 typedef enum edgeattn_attention_weights {
@@ -102,6 +130,10 @@ typedef struct edgeattn_forward_options {
   int need_weights;            /* an edgeattn_attention_weights */
   float* attn_weights;
   size_t attn_weights_size;
+  const size_t* positions; /* [Lq] rotary positions of the queries, or NULL: 0, 1, ... */
+  size_t positions_size;
+  const size_t* key_positions; /* [Lk] of the keys, or NULL */
+  size_t key_positions_size;
 } edgeattn_forward_options;
 
 typedef struct edgeattn_operator edgeattn_operator;
@@ -171,6 +203,9 @@ EDGEATTN_C_API edgeattn_status edgeattn_kv_cache_create(const edgeattn_operator*
                                                         edgeattn_kv_cache** out);
 EDGEATTN_C_API void edgeattn_kv_cache_destroy(edgeattn_kv_cache* cache);
 EDGEATTN_C_API size_t edgeattn_kv_cache_length(const edgeattn_kv_cache* cache);
+/* Bytes held, and positions stored: max_length, or a windowed operator's ring (0 for NULL). */
+EDGEATTN_C_API size_t edgeattn_kv_cache_bytes(const edgeattn_kv_cache* cache);
+EDGEATTN_C_API size_t edgeattn_kv_cache_slots(const edgeattn_kv_cache* cache);
 /* Keeps the first `length` positions (at most the cached length); 0 clears the cache. */
 EDGEATTN_C_API edgeattn_status edgeattn_kv_cache_truncate(edgeattn_kv_cache* cache,
                                                           size_t length);

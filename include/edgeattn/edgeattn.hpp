@@ -52,6 +52,44 @@ inline constexpr std::size_t kDefaultInt8Block = 64;
 // Largest int8_block: whole rows of the largest d_model, and far more than accuracy allows.
 inline constexpr std::size_t kMaxInt8Block = 65536;
 
+// How the keys are laid out for rotary position embeddings (docs/decoding.md).
+enum class RotaryLayout {
+  kNone,         // no rotary embedding
+  kHalves,       // dims i and i + rotary_dim / 2 form a pair (Llama, NeoX, Qwen, Gemma)
+  kInterleaved,  // dims 2i and 2i + 1 form a pair (GPT-J)
+};
+
+// Largest window, rotary positions: positions stay exact in float.
+inline constexpr std::size_t kMaxPosition = std::size_t{1} << 24;
+
+// What the attention step computes besides softmax(Q K^T / sqrt(head_dim) + mask) V; everything
+// is off by default. Per head, in this order: Q and K are projected, RMS-normalised
+// (qk_norm), rotated (rotary), scored (score_scale), soft-capped (softcap), masked (the call's
+// masks and the window) and soft-maxed together with the head's sink logit
+// (WeightsView::sinks). docs/decoding.md explains each with the models that use it.
+struct AttentionMath {
+  // Multiplies Q K^T in place of 1 / sqrt(head_dim) (Gemma's query_pre_attn_scalar^-0.5,
+  // T5's 1.0). 0: 1 / sqrt(head_dim).
+  float score_scale = 0.0f;
+  // > 0: each score s becomes softcap * tanh(s / softcap) before the masks (Gemma 2). 0: off.
+  float softcap = 0.0f;
+  // > 0: sliding-window attention: the query at position i sees keys at positions j with
+  // |i - j| < window (and j <= i when causal, as Mistral and Gemma decode). A KvCache made for
+  // the operator keeps only the window's keys and values. 0: every key.
+  std::size_t window = 0;
+  // RMS norm of each head's Q and K rows with the learned WeightsView::q_norm_weight and
+  // k_norm_weight (Qwen3, Gemma 3): x / sqrt(mean(x^2) + qk_norm_eps) * weight.
+  bool qk_norm = false;
+  float qk_norm_eps = 1e-6f;
+  // Rotary position embedding of Q and K (after the norm): pairs of the first rotary_dim dims
+  // of each head (0: all of head_dim; even) are rotated by position / rotary_scaling *
+  // rotary_base^(-2i / rotary_dim). Keys are cached rotated.
+  RotaryLayout rotary = RotaryLayout::kNone;
+  std::size_t rotary_dim = 0;
+  float rotary_base = 10000.0f;
+  float rotary_scaling = 1.0f;  // linear position interpolation: positions / rotary_scaling
+};
+
 struct Config {
   std::size_t d_model = 0;
   std::size_t num_heads = 0;
@@ -66,6 +104,7 @@ struct Config {
   // The attention-core kernel, by name (e.g. "f32kv_f32_6x4v"); empty: the best this CPU runs.
   // It also sets how a KvCache made for the operator stores keys and values.
   std::string attention_kernel = "";
+  AttentionMath math{};
 };
 
 // An array and its element count (checked against the shape it must have).
@@ -93,6 +132,10 @@ struct WeightsView {
   FloatSpan q_proj_bias{};      // [d_model]
   FloatSpan k_proj_bias{};      // [kv_dim]
   FloatSpan v_proj_bias{};      // [kv_dim]
+  // Per-head learned parts of the attention step (AttentionMath), each optional:
+  FloatSpan sinks{};          // [num_heads]: a logit per head that joins the softmax (gpt-oss)
+  FloatSpan q_norm_weight{};  // [head_dim]: with AttentionMath::qk_norm
+  FloatSpan k_norm_weight{};  // [head_dim]
 };
 
 // A [batch, length, features] row-major tensor (an [length, features] one has batch = 1).
@@ -137,6 +180,10 @@ struct ForwardOptions {
   // over heads. Rows past a query length and columns past a key length are zeros.
   AttentionWeights need_weights = AttentionWeights::kNone;
   Span<float> attn_weights{};
+  // Rotary positions of the query rows [Lq] and of the keys [Lk] (each below kMaxPosition),
+  // shared by the batch items; absent: 0, 1, ... Only with AttentionMath::rotary.
+  Span<const std::size_t> positions{};
+  Span<const std::size_t> key_positions{};
 };
 
 // How MultiheadAttention::Load finds and checks one attention layer in a safetensors file
@@ -171,6 +218,9 @@ struct LoadOptions {
   // the best this CPU runs.
   std::string projection_kernel = "";
   std::string attention_kernel = "";
+  // As Config::math. The learned sinks and norm weights are not read from files: build the
+  // operator from a WeightsView for them.
+  AttentionMath math{};
 };
 
 // The projection kernels this CPU runs for `precision`, best first: the names
@@ -186,9 +236,12 @@ class SafetensorsFile;
 // Keys and values of earlier positions for incremental decoding with
 // MultiheadAttention::Decode: room for max_length positions of `batch` sequences, allocated
 // once (float, packed for the attention core). Each sequence has its own length (a ragged
-// batch; docs/decoding.md). One call at a time: a Decode, Truncate, Reorder or Clear while
-// another thread's call uses the cache throws edgeattn::Error. A moved-from cache throws on
-// every call.
+// batch; docs/decoding.md). For an operator with a window (AttentionMath::window) it holds only
+// the last slots() positions of each sequence as a ring, whatever max_length is: a step may add
+// at most slots() - window + 1 positions, and Truncate rolls back only as far as the ring still
+// holds every key the next step needs. One call at a time: a Decode, Truncate, Reorder or Clear
+// while another thread's call uses the cache throws edgeattn::Error. A moved-from cache throws
+// on every call.
 class EDGEATTN_API KvCache {
  public:
   KvCache(const MultiheadAttention& mha, std::size_t max_length, std::size_t batch = 1);
@@ -201,6 +254,8 @@ class EDGEATTN_API KvCache {
   std::size_t max_length() const;
   std::size_t batch() const;
   std::size_t bytes() const;
+  // Positions held: max_length, or the ring's size for a windowed operator's cache.
+  std::size_t slots() const;
   void Clear();  // back to length 0; keeps the memory
   // Keeps at most the first `length` positions (<= length()) of every sequence, e.g. to roll
   // back rejected tokens.

@@ -68,7 +68,8 @@ struct Head {
     std::fill_n(values.get(), kernel.values_bytes(lk, dk), 0xFF);
     for (size_t first = 0; first < lk;) {
       const size_t count = std::min(lk - first, first % 3 == 0 ? size_t{70} : size_t{1});
-      kernel.pack(k.data() + first * ld, ld, v.data() + first * ld, ld, first, count, dk,
+      kernel.pack(k.data() + first * ld, ld, v.data() + first * ld, ld, first, count,
+                  first + count, dk,
                   keys.get(), values.get());
       first += count;
     }
