@@ -426,6 +426,28 @@ TEST(CliTest, BenchDecodeSweep) {
   EXPECT_GT(lines[1]["cache_bytes"].get<double>(), 0.0);
 }
 
+// The decode shape's rows: the self-attention step, 4 beams reordering the cache before each
+// step, and Whisper-tiny's cross-attention step with a memory and re-projecting the frames, in
+// that order; the memory's bytes are the row's cache bytes.
+TEST(CliTest, BenchDecodeShapeRows) {
+  const Result r = RunCli("bench --shape decode --threads 1 --precision fp32 --repetitions 1 "
+                          "--warmup 0 --reference never --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::vector<nlohmann::json> lines = JsonLines(r.output);
+  ASSERT_EQ(lines.size(), 4u);
+  const char* cases[] = {"decode", "beams", "xmem", "xproj"};
+  for (std::size_t i = 0; i < lines.size(); ++i) EXPECT_EQ(lines[i]["case"], cases[i]);
+  EXPECT_EQ(lines[1]["batch"], 4);
+  EXPECT_EQ(lines[1]["cache_len"], 512);
+  for (std::size_t i : {2, 3}) {
+    EXPECT_EQ(lines[i]["key_len"], 1500);
+    EXPECT_EQ(lines[i]["d_model"], 384);
+    EXPECT_EQ(lines[i]["mask"], "none");
+  }
+  EXPECT_GT(lines[2]["cache_bytes"].get<double>(), 1500.0 * 2 * 384 * sizeof(float) - 1);
+  EXPECT_EQ(lines[3]["cache_bytes"], 0);
+}
+
 // Lists and sweeps of L and threads give one group per L and one row per thread count.
 TEST(CliTest, BenchSequenceAndThreadSweeps) {
   const std::vector<nlohmann::json> lines =
