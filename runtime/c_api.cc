@@ -21,6 +21,10 @@ struct edgeattn_kv_cache {
   edgeattn::KvCache cache;
 };
 
+struct edgeattn_cross_memory {
+  edgeattn::CrossAttentionMemory memory;
+};
+
 namespace {
 
 thread_local std::string last_error;
@@ -322,6 +326,92 @@ edgeattn_status edgeattn_decode(const edgeattn_operator* op, edgeattn_context* c
     RequireNonNull(cache, "cache");
     const std::size_t d = op->mha.config().d_model;
     op->mha.Decode(context->context, {x, batch, n, d}, cache->cache, {out, batch, n, d});
+  });
+}
+
+edgeattn_status edgeattn_kv_cache_item_length(const edgeattn_kv_cache* cache, size_t item,
+                                              size_t* length) {
+  return Guard([&] {
+    RequireNonNull(length, "length");
+    RequireNonNull(cache, "cache");
+    *length = cache->cache.length(item);
+  });
+}
+
+edgeattn_status edgeattn_kv_cache_truncate_items(edgeattn_kv_cache* cache, const size_t* lengths,
+                                                 size_t count) {
+  return Guard([&] {
+    RequireNonNull(cache, "cache");
+    cache->cache.Truncate(edgeattn::Span<const std::size_t>{lengths, count});
+  });
+}
+
+edgeattn_status edgeattn_kv_cache_reorder(edgeattn_kv_cache* cache, const size_t* indices,
+                                          size_t count) {
+  return Guard([&] {
+    RequireNonNull(cache, "cache");
+    cache->cache.Reorder({indices, count});
+  });
+}
+
+edgeattn_status edgeattn_decode_ragged(const edgeattn_operator* op, edgeattn_context* context,
+                                       edgeattn_kv_cache* cache, const float* x, size_t batch,
+                                       size_t n, const size_t* step_lengths, float* out) {
+  return Guard([&] {
+    RequireNonNull(op, "op");
+    RequireNonNull(context, "context");
+    RequireNonNull(cache, "cache");
+    RequireNonNull(step_lengths, "step_lengths");
+    const std::size_t d = op->mha.config().d_model;
+    op->mha.Decode(context->context, {x, batch, n, d}, cache->cache, {out, batch, n, d},
+                   {step_lengths, batch});
+  });
+}
+
+edgeattn_status edgeattn_cross_memory_create(const edgeattn_operator* op, size_t max_length,
+                                             size_t batch, edgeattn_cross_memory** out) {
+  return Guard([&] {
+    RequireNonNull(out, "out");
+    *out = nullptr;
+    RequireNonNull(op, "op");
+    *out = new edgeattn_cross_memory{edgeattn::CrossAttentionMemory(op->mha, max_length, batch)};
+  });
+}
+
+void edgeattn_cross_memory_destroy(edgeattn_cross_memory* memory) { delete memory; }
+
+size_t edgeattn_cross_memory_length(const edgeattn_cross_memory* memory) {
+  return memory != nullptr ? memory->memory.length() : 0;
+}
+
+edgeattn_status edgeattn_cross_memory_project(const edgeattn_operator* op,
+                                              edgeattn_context* context,
+                                              const float* encoder_output, size_t batch,
+                                              size_t length, const size_t* key_lengths,
+                                              edgeattn_cross_memory* memory) {
+  return Guard([&] {
+    RequireNonNull(op, "op");
+    RequireNonNull(context, "context");
+    RequireNonNull(memory, "memory");
+    const std::size_t d = op->mha.config().d_model;
+    const edgeattn::Span<const std::size_t> lengths{key_lengths, key_lengths ? batch : 0};
+    op->mha.ProjectMemory(context->context, {encoder_output, batch, length, d}, memory->memory,
+                          lengths);
+  });
+}
+
+edgeattn_status edgeattn_decode_cross(const edgeattn_operator* op, edgeattn_context* context,
+                                      const edgeattn_cross_memory* memory, const float* query,
+                                      size_t batch, size_t n, const size_t* memory_items,
+                                      float* out) {
+  return Guard([&] {
+    RequireNonNull(op, "op");
+    RequireNonNull(context, "context");
+    RequireNonNull(memory, "memory");
+    const std::size_t d = op->mha.config().d_model;
+    const edgeattn::Span<const std::size_t> items{memory_items, memory_items ? batch : 0};
+    op->mha.DecodeCross(context->context, {query, batch, n, d}, memory->memory,
+                        {out, batch, n, d}, items);
   });
 }
 

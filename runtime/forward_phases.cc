@@ -49,9 +49,9 @@ void ProjectInputs(const ForwardPass& pass) {
 
 namespace {
 
-// The first position of the call's rows: after the cache's, or 0.
-std::size_t FirstPosition(const ForwardPass& pass) {
-  return pass.call.cache != nullptr ? pass.call.cache->first : 0;
+// The first position of batch item b's rows: after the cache's, or 0.
+std::size_t FirstPosition(const ForwardPass& pass, std::size_t b) {
+  return pass.call.cache != nullptr ? pass.call.cache->first_of(b) : 0;
 }
 
 // Normalises and rotates the heads of one row at `position` (tables: this worker's).
@@ -84,12 +84,11 @@ void NormAndRotateHeads(const ForwardPass& pass) {
   const MhaShape& s = pass.call.shape;
   const MhaOptions& o = pass.call.options;
   const StepMath& m = pass.call.math;
-  const std::size_t first = FirstPosition(pass);
   const std::size_t dk = s.head_dim();
-  const std::size_t q_chunks = p.q_rows.chunks();
-  // Items: the query rows' chunks, then the key rows'.
-  ParallelForItems(pass.executor, q_chunks + p.k_rows.chunks(),
-                   [&](std::size_t item, std::size_t worker) {
+  // Items: the query rows' chunks, then the key rows' (of the inputs the call projected).
+  const std::size_t q_chunks = pass.call.xq != nullptr ? p.q_rows.chunks() : 0;
+  const std::size_t k_chunks = pass.call.xk != nullptr ? p.k_rows.chunks() : 0;
+  ParallelForItems(pass.executor, q_chunks + k_chunks, [&](std::size_t item, std::size_t worker) {
     const bool query = item < q_chunks;
     const BatchRows& rows = query ? p.q_rows : p.k_rows;
     const BatchRows::Range r = rows.chunk(query ? item : item - q_chunks);
@@ -97,6 +96,7 @@ void NormAndRotateHeads(const ForwardPass& pass) {
     float* tables = b.rotary_tables + worker * p.rotary_tables_size;
     for (std::size_t row = r.begin; row < r.valid_end; ++row) {
       const std::size_t index = row % rows.length;
+      const std::size_t first = FirstPosition(pass, row / rows.length);
       const std::size_t position = positions != nullptr ? positions[index] : first + index;
       if (query) {
         NormAndRotateRow(m, b.q + row * s.d_model, s.heads, dk, m.q_norm_weight, position,
@@ -119,12 +119,13 @@ void PackKeysValues(const ForwardPass& pass) {
       b.key_bias[i] = padding[i] ? -std::numeric_limits<float>::infinity() : 0.0f;
     }
   }
-  const std::size_t first = FirstPosition(pass);
-  const std::size_t slots = pass.call.cache != nullptr ? pass.call.cache->slots : s.lk;
+  const KvStore* cache = pass.call.cache;
+  const std::size_t slots = cache != nullptr ? cache->slots : s.lk;
   const std::size_t kvd = s.kv_dim();
   const std::size_t dk = s.head_dim();
   ParallelForItems(pass.executor, s.batch * s.kv_heads, [&](std::size_t bg, std::size_t) {
     const std::size_t item = bg / s.kv_heads;
+    const std::size_t first = FirstPosition(pass, item);
     const std::size_t offset = item * s.lk * kvd + bg % s.kv_heads * dk;
     const std::size_t count = p.k_rows.valid(item);
     const std::size_t stored = Min(first + count, slots);
@@ -143,6 +144,34 @@ void PackKeysValues(const ForwardPass& pass) {
 
 namespace {
 
+// The packed keys and values one (batch item, key/value head g) attends to: the call's own (in
+// the workspace, or appended to a cache after `cached` positions) or a memory's item.
+struct HeadKeys {
+  const std::uint8_t* keys;
+  const std::uint8_t* values;
+  std::size_t cached;  // positions before the call's own (causal offset)
+  std::size_t length;  // positions attended to
+  std::size_t slots;   // of a cache's ring (position p in slot p % slots), or length
+};
+
+HeadKeys KeysOf(const ForwardPass& pass, std::size_t b, std::size_t g) {
+  const ForwardPlan& p = pass.plan;
+  const std::size_t kv_heads = pass.call.shape.kv_heads;
+  if (const KvMemory* memory = pass.call.memory) {
+    const std::size_t m = memory->item(b);
+    const std::size_t mg = m * kv_heads + g;
+    return {static_cast<const std::uint8_t*>(memory->keys) + mg * p.keys_stride,
+            static_cast<const std::uint8_t*>(memory->values) + mg * p.values_stride, 0,
+            memory->lengths[m], memory->lengths[m]};
+  }
+  const std::size_t bg = b * kv_heads + g;
+  const std::size_t cached = FirstPosition(pass, b);
+  const std::size_t length = cached + p.k_rows.valid(b);
+  const std::size_t slots = pass.call.cache != nullptr ? pass.call.cache->slots : length;
+  return {pass.buffers.keys + bg * p.keys_stride, pass.buffers.values + bg * p.values_stride,
+          cached, length, slots};
+}
+
 // The attention core's view of one (batch item b, head bh) of the call.
 simd::AttentionHeadArgs HeadArgs(const ForwardPass& pass, std::size_t b, std::size_t bh) {
   const ForwardPlan& p = pass.plan;
@@ -150,27 +179,25 @@ simd::AttentionHeadArgs HeadArgs(const ForwardPass& pass, std::size_t b, std::si
   const MhaShape& s = pass.call.shape;
   const MhaOptions& o = pass.call.options;
   const std::size_t dk = s.head_dim();
-  const std::size_t bg = b * s.kv_heads + bh % s.heads / (s.heads / s.kv_heads);
   const StepMath& m = pass.call.math;
-  const std::size_t first = FirstPosition(pass);
-  const std::size_t end = first + p.k_rows.valid(b);  // positions held after this call
-  const std::size_t slots = pass.call.cache != nullptr ? pass.call.cache->slots : end;
+  const HeadKeys keys = KeysOf(pass, b, bh % s.heads / (s.heads / s.kv_heads));
   const std::size_t offset = b * s.lq * s.d_model + bh % s.heads * dk;
   simd::AttentionHeadArgs args{buf.q + offset,
                                s.d_model,
-                               buf.keys + bg * p.keys_stride,
-                               buf.values + bg * p.values_stride,
-                               Min(end, slots),
+                               keys.keys,
+                               keys.values,
+                               Min(keys.length, keys.slots),
                                dk,
                                m.scale,
                                buf.concat + offset,
                                s.d_model};
   args.softcap = m.softcap;
   if (!m.sinks.empty()) args.sink = m.sinks[bh % s.heads];
-  args.mask.window = m.window;
-  if (end > slots) {  // the cache's ring has wrapped
-    args.mask.ring = slots;
-    args.mask.ring_last = end - 1;
+  // A cross-attention memory's frames have no positions in the decoder's sequence.
+  args.mask.window = pass.call.memory != nullptr ? 0 : m.window;
+  if (keys.length > keys.slots) {  // the cache's ring has wrapped
+    args.mask.ring = keys.slots;
+    args.mask.ring_last = keys.length - 1;
   }
   if (o.attn_mask != nullptr) {
     args.mask.additive = o.attn_mask + (o.mask_per_head ? bh * p.head_weights_size : 0);
@@ -178,7 +205,7 @@ simd::AttentionHeadArgs HeadArgs(const ForwardPass& pass, std::size_t b, std::si
   }
   if (o.key_padding != nullptr) args.mask.key_bias = buf.key_bias + b * s.lk;
   args.mask.causal = o.causal;
-  args.mask.causal_offset = o.causal_offset;
+  args.mask.causal_offset = keys.cached;
   if (buf.head_weights != nullptr) {
     args.weights = buf.head_weights + bh * p.head_weights_size;
     args.ldw = s.lk;

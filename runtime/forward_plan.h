@@ -24,6 +24,8 @@ struct ForwardCall {
   const float* xv;
   float* y;
   const KvStore* cache;  // null: keys and values live in the workspace
+  // Keys and values projected earlier (then xk and xv are null and cache is null).
+  const KvMemory* memory = nullptr;
 };
 
 // Query rows per attention work item: large enough that an item amortises streaming its head's

@@ -61,27 +61,6 @@ void CheckSize(const char* name, const Span<T>& span, std::size_t expected, cons
   }
 }
 
-const std::size_t* CheckLengths(const char* name, const Span<const std::size_t>& lengths,
-                                std::size_t batch, std::size_t length) {
-  if (!Present(name, lengths)) return nullptr;
-  CheckSize(name, lengths, batch, "[batch]");
-  for (std::size_t b = 0; b < batch; ++b) {
-    if (lengths.data[b] > length) {
-      throw Error(std::string(name) + "[" + Str(b) + "]: expected a length in [0, " +
-                  Str(length) + "], got " + Str(lengths.data[b]));
-    }
-  }
-  return lengths.data;
-}
-
-// True when the byte ranges [a, a + a_bytes) and [b, b + b_bytes) share a byte.
-bool Overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
-  if (a == nullptr || b == nullptr || a_bytes == 0 || b_bytes == 0) return false;
-  const auto a0 = reinterpret_cast<std::uintptr_t>(a);
-  const auto b0 = reinterpret_cast<std::uintptr_t>(b);
-  return a0 < b0 + b_bytes && b0 < a0 + a_bytes;
-}
-
 template <class T>
 std::size_t Bytes(const Span<T>& span) {
   return span.size * sizeof(T);
@@ -116,6 +95,27 @@ void CheckOutputsApart(const MhaShape& s, const Tensor& out, const ForwardOption
 }
 
 }  // namespace
+
+const std::size_t* CheckLengths(const char* name, const Span<const std::size_t>& lengths,
+                                std::size_t batch, std::size_t length) {
+  if (!Present(name, lengths)) return nullptr;
+  CheckSize(name, lengths, batch, "[batch]");
+  for (std::size_t b = 0; b < batch; ++b) {
+    if (lengths.data[b] > length) {
+      throw Error(std::string(name) + "[" + Str(b) + "]: expected a length in [0, " +
+                  Str(length) + "], got " + Str(lengths.data[b]));
+    }
+  }
+  return lengths.data;
+}
+
+// True when the byte ranges [a, a + a_bytes) and [b, b + b_bytes) share a byte.
+bool Overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
+  if (a == nullptr || b == nullptr || a_bytes == 0 || b_bytes == 0) return false;
+  const auto a0 = reinterpret_cast<std::uintptr_t>(a);
+  const auto b0 = reinterpret_cast<std::uintptr_t>(b);
+  return a0 < b0 + b_bytes && b0 < a0 + a_bytes;
+}
 
 void ValidateTensor(const char* name, const ConstTensor& t, std::size_t d_model) {
   // The shape first: an empty tensor's data may well be null, and its length is the news.

@@ -26,11 +26,11 @@ const MultiheadAttention::Impl& Live(const std::unique_ptr<MultiheadAttention::I
   return *impl;
 }
 
-constexpr char kContextBusy[] =
+}  // namespace
+
+const char kContextBusy[] =
     "context: already in use by another call on another thread (use one Context per calling "
     "thread)";
-
-}  // namespace
 
 const simd::ProjectionKernel& ChooseProjectionKernel(const Config& config) {
   const bool int8 = config.precision == Precision::kInt8;
@@ -212,20 +212,27 @@ void MultiheadAttention::Forward(Context& context, ConstTensor x, Tensor out,
 
 void MultiheadAttention::Decode(Context& context, ConstTensor x, KvCache& cache,
                                 Tensor out) const {
+  Decode(context, x, cache, out, {});
+}
+
+void MultiheadAttention::Decode(Context& context, ConstTensor x, KvCache& cache, Tensor out,
+                                Span<const std::size_t> step_lengths) const {
   const Impl& impl = Live(impl_);
   KvCache::State& c = LiveCacheState(cache.state_);
   const ExclusiveUse cache_use(c.busy, kCacheBusy);
-  const MhaShape shape = ValidateDecode(impl.config, *impl.attention, x, out, c);
+  const MhaShape shape = ValidateDecode(impl.config, *impl.attention, x, out, step_lengths, c);
   MhaOptions options;
   options.causal = true;
-  options.causal_offset = c.length;
-  const KvStore store{c.keys.get(),   c.values.get(), c.keys_stride,
-                      c.values_stride, c.length,      c.slots};
+  options.query_lengths = options.key_lengths = step_lengths.data;
+  const KvStore store{c.keys.get(),   c.values.get(),   c.keys_stride,
+                      c.values_stride, c.lengths.data(), c.slots};
   Context::State& state = *context.state_;
   const ExclusiveUse context_use(state.busy, kContextBusy);
   MhaForward(impl.projections, *impl.attention, impl.math, shape, options, x.data, x.data,
              x.data, out.data, &store, *state.executor, state.workspace);
-  AppendedPositions(c, x.length);
+  for (std::size_t b = 0; b < c.batch; ++b) {
+    AppendedPositions(c, b, step_lengths.data != nullptr ? step_lengths.data[b] : x.length);
+  }
 }
 
 }  // namespace edgeattn

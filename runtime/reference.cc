@@ -126,7 +126,7 @@ void ReferenceForward(const Config& config, const WeightsView& weights, ConstTen
           if (!InWindow(m.window, i + o.causal_offset, j)) p[j] = neg_inf;
           if (mask != nullptr) p[j] += mask[i * s.lk + j];
           if (o.key_padding != nullptr && o.key_padding[b * s.lk + j]) p[j] = neg_inf;
-          if (o.causal && j > i + o.causal_offset) p[j] = neg_inf;
+          if (o.causal && j > i) p[j] = neg_inf;
           max = std::fmax(max, p[j]);
         }
         // The sink joins the denominator with no value.

@@ -359,6 +359,8 @@ def main():
     with open(os.path.join(out_dir, "cases.json"), "w") as f:
         json.dump({"torch": torch.__version__, "cases": cases}, f, indent=1)
         f.write("\n")
+    import make_decoding_golden  # it imports this module: not at the top
+    make_decoding_golden.main(out_dir)
 
 
 if __name__ == "__main__":

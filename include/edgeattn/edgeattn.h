@@ -139,6 +139,7 @@ typedef struct edgeattn_forward_options {
 typedef struct edgeattn_operator edgeattn_operator;
 typedef struct edgeattn_context edgeattn_context;
 typedef struct edgeattn_kv_cache edgeattn_kv_cache;
+typedef struct edgeattn_cross_memory edgeattn_cross_memory;
 
 /* The version of the library linked, "MAJOR.MINOR.PATCH" (static storage);
  * EDGEATTN_VERSION_STRING is the version of the headers compiled against. */
@@ -216,6 +217,53 @@ EDGEATTN_C_API edgeattn_status edgeattn_decode(const edgeattn_operator* op,
                                                edgeattn_context* context,
                                                edgeattn_kv_cache* cache, const float* x,
                                                size_t batch, size_t n, float* out);
+
+/* Beams and ragged batches (docs/decoding.md). Sequence `item`'s cached length into *length. */
+EDGEATTN_C_API edgeattn_status edgeattn_kv_cache_item_length(const edgeattn_kv_cache* cache,
+                                                             size_t item, size_t* length);
+/* Keeps the first lengths[b] positions of sequence b: count = the cache's batch values, each at
+ * most that sequence's length. */
+EDGEATTN_C_API edgeattn_status edgeattn_kv_cache_truncate_items(edgeattn_kv_cache* cache,
+                                                                const size_t* lengths,
+                                                                size_t count);
+/* Sequence b becomes what sequence indices[b] was (beam search): count = the cache's batch
+ * indices, each below it; repeats allowed. */
+EDGEATTN_C_API edgeattn_status edgeattn_kv_cache_reorder(edgeattn_kv_cache* cache,
+                                                         const size_t* indices, size_t count);
+/* edgeattn_decode for a ragged batch: sequence b appends its first step_lengths[b] rows of x
+ * ([batch] values, each at most n) at its own length; out's rows past them are zeros. */
+EDGEATTN_C_API edgeattn_status edgeattn_decode_ragged(const edgeattn_operator* op,
+                                                      edgeattn_context* context,
+                                                      edgeattn_kv_cache* cache, const float* x,
+                                                      size_t batch, size_t n,
+                                                      const size_t* step_lengths, float* out);
+
+/* A cross-attention memory for op: an encoder output's keys and values, projected once and
+ * read by every decoder step and beam; room for max_length frames of batch items. Only op may
+ * use it. edgeattn_decode_cross calls may share one memory from several threads at once;
+ * edgeattn_cross_memory_project needs it to itself. */
+EDGEATTN_C_API edgeattn_status edgeattn_cross_memory_create(const edgeattn_operator* op,
+                                                            size_t max_length, size_t batch,
+                                                            edgeattn_cross_memory** out);
+EDGEATTN_C_API void edgeattn_cross_memory_destroy(edgeattn_cross_memory* memory);
+/* Frames of the encoder output projected last (0: none yet, or memory NULL). */
+EDGEATTN_C_API size_t edgeattn_cross_memory_length(const edgeattn_cross_memory* memory);
+/* Projects encoder_output [batch, length, d_model] (batch = the memory's) into memory, replacing
+ * what it held. key_lengths: [batch] valid frames per item, or NULL (all). */
+EDGEATTN_C_API edgeattn_status edgeattn_cross_memory_project(const edgeattn_operator* op,
+                                                             edgeattn_context* context,
+                                                             const float* encoder_output,
+                                                             size_t batch, size_t length,
+                                                             const size_t* key_lengths,
+                                                             edgeattn_cross_memory* memory);
+/* Cross-attention of query [batch, n, d_model] against memory into out [batch, n, d_model].
+ * memory_items: [batch] memory item read by each query item (beams of one utterance), or NULL
+ * (item b, or item 0 of a one-item memory). out may be query. */
+EDGEATTN_C_API edgeattn_status edgeattn_decode_cross(const edgeattn_operator* op,
+                                                     edgeattn_context* context,
+                                                     const edgeattn_cross_memory* memory,
+                                                     const float* query, size_t batch, size_t n,
+                                                     const size_t* memory_items, float* out);
 
 #ifdef __cplusplus
 }

@@ -235,12 +235,13 @@ class SafetensorsFile;
 
 // Keys and values of earlier positions for incremental decoding with
 // MultiheadAttention::Decode: room for max_length positions of `batch` sequences, allocated
-// once (float, packed for the attention core). For an operator with a window
-// (AttentionMath::window) it holds only the last slots() positions as a ring, whatever
-// max_length is: a step may add at most slots() - window + 1 positions, and Truncate
-// rolls back only as far as the ring still holds every key the next step needs. One call at a time: a Decode, Truncate or Clear
-// while another thread's call uses the cache throws edgeattn::Error. A moved-from cache throws
-// on every call.
+// once (float, packed for the attention core). Each sequence has its own length (a ragged
+// batch; docs/decoding.md). For an operator with a window (AttentionMath::window) it holds only
+// the last slots() positions of each sequence as a ring, whatever max_length is: a step may add
+// at most slots() - window + 1 positions once the ring is full, and Truncate rolls back only as
+// far as the ring still holds every key the next step needs. One call at a time: a Decode,
+// Truncate, Reorder or Clear while another thread's call uses the cache throws edgeattn::Error.
+// A moved-from cache throws on every call.
 class EDGEATTN_API KvCache {
  public:
   KvCache(const MultiheadAttention& mha, std::size_t max_length, std::size_t batch = 1);
@@ -248,15 +249,53 @@ class EDGEATTN_API KvCache {
   KvCache(KvCache&&) noexcept;
   KvCache& operator=(KvCache&&) noexcept;
 
-  std::size_t length() const;  // positions cached, the same for every sequence
+  std::size_t length() const;  // positions cached: the longest sequence's
+  std::size_t length(std::size_t item) const;  // positions cached of sequence `item`
   std::size_t max_length() const;
   std::size_t batch() const;
   std::size_t bytes() const;
   // Positions held: max_length, or the ring's size for a windowed operator's cache.
   std::size_t slots() const;
   void Clear();  // back to length 0; keeps the memory
-  // Keeps the first `length` positions (<= length()), e.g. to roll back rejected tokens.
+  // Keeps at most the first `length` positions (<= length()) of every sequence, e.g. to roll
+  // back rejected tokens.
   void Truncate(std::size_t length);
+  // Keeps the first lengths[b] positions of sequence b (one value per sequence, each at most
+  // length(b)): speculative decoding's accepted prefixes, per sequence.
+  void Truncate(Span<const std::size_t> lengths);
+  // Sequence b becomes what sequence indices[b] was (keys, values and length), as beam search
+  // keeps its best beams: one index per sequence, each < batch(); an index may repeat (a beam
+  // that forks) or be left out (a beam dropped). Done in place; nothing allocated after the
+  // first call.
+  void Reorder(Span<const std::size_t> indices);
+
+  struct State;
+
+ private:
+  friend class MultiheadAttention;
+  std::unique_ptr<State> state_;
+};
+
+// An encoder output's keys and values for cross-attention, projected once by one operator's key
+// and value projections (MultiheadAttention::ProjectMemory) and attended to by every decoder
+// step and every beam (MultiheadAttention::DecodeCross) without projecting the frames again
+// (Whisper, T5, Marian; docs/decoding.md). Room for max_length frames of `batch` encoder outputs,
+// allocated once, in the layout of the operator's attention kernel; only the operator it was
+// made for may use it. Any number of DecodeCross calls may read one memory at once from several
+// threads; ProjectMemory while any other call uses it throws edgeattn::Error.
+class EDGEATTN_API CrossAttentionMemory {
+ public:
+  CrossAttentionMemory(const MultiheadAttention& mha, std::size_t max_length,
+                       std::size_t batch = 1);
+  ~CrossAttentionMemory();
+  CrossAttentionMemory(CrossAttentionMemory&&) noexcept;
+  CrossAttentionMemory& operator=(CrossAttentionMemory&&) noexcept;
+
+  std::size_t length() const;  // frames of the last encoder output projected (0: none yet)
+  std::size_t length(std::size_t item) const;  // its valid frames in item `item`
+  std::size_t max_length() const;
+  std::size_t batch() const;
+  std::size_t bytes() const;
 
   struct State;
 
@@ -347,10 +386,31 @@ class EDGEATTN_API MultiheadAttention {
   // to itself, so out equals those rows of a causal Forward over the whole sequence. A step
   // costs time linear in the cache length.
   void Decode(Context& context, ConstTensor x, KvCache& cache, Tensor out) const;
+  // The same for a ragged batch: sequence b appends its first step_lengths[b] rows of x (each
+  // at most x.length and at most the room its cache sequence has left) at its own cached
+  // length; out's rows past step_lengths[b] are zeros. Refused: out over step_lengths.
+  void Decode(Context& context, ConstTensor x, KvCache& cache, Tensor out,
+              Span<const std::size_t> step_lengths) const;
+
+  // Projects an encoder output [B, Lk, d] (B = memory.batch(), Lk <= memory.max_length()) with
+  // this operator's key and value projections into memory, replacing what it held.
+  // key_lengths: optional, one per item in [0, Lk], for a padded batch (frames past it are
+  // ignored, as by Forward's key_lengths).
+  void ProjectMemory(Context& context, ConstTensor encoder_output, CrossAttentionMemory& memory,
+                     Span<const std::size_t> key_lengths = {}) const;
+  // Cross-attention against a projected memory: query [B, n, d] -> out [B, n, d], equal to
+  // Forward(query, E, E, out) over the encoder output E the memory was projected from (with its
+  // key lengths). Query item b reads memory item memory_items[b] (one value per query item,
+  // each < memory.batch(): beams of one utterance share its item); without memory_items, item b
+  // reads item b when B == memory.batch(), or item 0 when the memory holds one item. out may
+  // alias query; refused: out over memory_items.
+  void DecodeCross(Context& context, ConstTensor query, const CrossAttentionMemory& memory,
+                   Tensor out, Span<const std::size_t> memory_items = {}) const;
 
   struct Impl;
 
  private:
+  friend class CrossAttentionMemory;  // made for one operator: it records which
   MultiheadAttention();
   static MultiheadAttention LoadLayer(const SafetensorsFile& file, const LoadOptions& options);
   std::unique_ptr<Impl> impl_;
