@@ -123,7 +123,7 @@ void ReferenceForward(const Config& config, const WeightsView& weights, ConstTen
           for (std::size_t c = 0; c < dk; ++c) dot += q[i * d + h * dk + c] * k[j * kvd + g * dk + c];
           p[j] = dot * scale;
           if (m.softcap != 0.0f) p[j] = m.softcap * std::tanh(p[j] / m.softcap);
-          if (!InWindow(m.window, i + o.causal_offset, j)) p[j] = neg_inf;
+          if (!InWindow(m.window, i, j)) p[j] = neg_inf;
           if (mask != nullptr) p[j] += mask[i * s.lk + j];
           if (o.key_padding != nullptr && o.key_padding[b * s.lk + j]) p[j] = neg_inf;
           if (o.causal && j > i) p[j] = neg_inf;
