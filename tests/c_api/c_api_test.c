@@ -351,6 +351,67 @@ int main(void) {
     check(strcmp(edgeattn_operator_projection_kernel(NULL), "") == 0, "kernel of NULL");
   }
   {
+    /* The attention step's maths. Score scale 1 and a sink of logit 0: row 0 scores (1, 0, and
+     * the sink 0), so its head output is (e, 1) / (e + 2). A window of 1: each row sees only
+     * itself, head output v_i. */
+    const double e = exp(1.0);
+    const float sink[1] = {0.0f};
+    const edgeattn_config plain = {2, 1, EDGEATTN_FP32, 0};
+    edgeattn_config step = plain;
+    edgeattn_weights with_sink = weights;
+    edgeattn_operator* stepped = NULL;
+    edgeattn_kv_cache* ring = NULL;
+    size_t i, bytes;
+    step.math.score_scale = 1.0f;
+    with_sink.sinks = sink;
+    with_sink.sinks_size = 1;
+    check(edgeattn_operator_create(&step, &with_sink, &stepped) == EDGEATTN_OK, "create: sink");
+    check(edgeattn_forward(stepped, context, x, 1, 2, NULL, NULL, 0, y) == EDGEATTN_OK,
+          "forward: sink");
+    check(fabs(y[0] - (e / (e + 2) + 0.5)) < 1e-6 && fabs(y[1] - (1 / (e + 2) - 0.5)) < 1e-6,
+          "sink values");
+    edgeattn_operator_destroy(stepped);
+    stepped = NULL;
+    step.math.window = 1;
+    check(edgeattn_operator_create(&step, &weights, &stepped) == EDGEATTN_OK, "create: window");
+    check(edgeattn_forward(stepped, context, x, 1, 2, NULL, NULL, 0, y) == EDGEATTN_OK,
+          "forward: window");
+    check(fabs(y[0] - 1.5) < 1e-6 && fabs(y[3] - 0.5) < 1e-6, "window values");
+    /* A windowed cache is a ring of 64 slots: 100 steps keep its bytes. */
+    check(edgeattn_kv_cache_create(stepped, 200, 1, &ring) == EDGEATTN_OK, "windowed cache");
+    check(edgeattn_kv_cache_slots(ring) == 64, "ring slots");
+    bytes = edgeattn_kv_cache_bytes(ring);
+    for (i = 0; i < 100; ++i) {
+      check(edgeattn_decode(stepped, context, ring, x + 2 * (i % 2), 1, 1, y) == EDGEATTN_OK,
+            "windowed decode step");
+    }
+    check(fabs(y[0] - 0.5) < 1e-6 && fabs(y[1] - 0.5) < 1e-6, "windowed decode sees itself");
+    check(edgeattn_kv_cache_length(ring) == 100 && edgeattn_kv_cache_bytes(ring) == bytes,
+          "windowed cache keeps its bytes");
+    check_error(edgeattn_kv_cache_truncate(ring, 20), "ring of 64 slots",
+                "truncate past the ring");
+    edgeattn_kv_cache_destroy(ring);
+    edgeattn_operator_destroy(stepped);
+    stepped = NULL;
+    step = plain;
+    step.math.rotary = 5;
+    check_error(edgeattn_operator_create(&step, &weights, &stepped), "math.rotary",
+                "unknown rotary layout");
+    step.math.rotary = EDGEATTN_ROTARY_HALVES;
+    step.math.rotary_dim = 3;
+    check_error(edgeattn_operator_create(&step, &weights, &stepped), "rotary_dim",
+                "odd rotary dims");
+    step = plain;
+    step.math.softcap = NAN;
+    check_error(edgeattn_operator_create(&step, &weights, &stepped), "softcap", "NaN softcap");
+    with_sink.sinks_size = 2;
+    check_error(edgeattn_operator_create(&plain, &with_sink, &stepped), "sinks",
+                "sinks of the wrong size");
+    check(stepped == NULL, "failed create leaves out NULL");
+    check(edgeattn_kv_cache_bytes(NULL) == 0 && edgeattn_kv_cache_slots(NULL) == 0,
+          "cache sizes of NULL");
+  }
+  {
     edgeattn_context* none = NULL;
     check_error(edgeattn_context_create((size_t)-1, &none), "threads", "threads = -1");
     check_error(edgeattn_context_create(100000, &none), "got 100000", "too many threads");

@@ -259,6 +259,47 @@ TEST(AttentionMathTest, WindowedTruncateRollsBackWithinTheRing) {
       {"x.length", "at most 93", "got 94"});
 }
 
+// Ragged steps and Reorder on a windowed cache: each sequence's ring wraps on its own, and a
+// reordered sequence carries what its ring holds.
+TEST(AttentionMathTest, WindowedRaggedDecodeAndReorder) {
+  AttentionMath math = Rotary(RotaryLayout::kHalves, 0);
+  math.window = 40;  // 128 slots
+  const MathModel model(math, true, 32, 2);
+  const std::size_t d = 32, length = 400;
+  const MultiheadAttention mha(model.config(Precision::kFp32), model.view());
+  const std::vector<float> x = RandomNormal(2 * length * d, 30);
+  ForwardOptions causal;
+  causal.is_causal = true;
+  std::vector<float> full(x.size());
+  Context context(2);
+  mha.Forward(context, {x.data(), 2, length, d}, {full.data(), 2, length, d}, causal);
+  KvCache cache(mha, length, 2);
+  std::size_t done[2] = {0, 0};
+  const std::size_t n = 30;
+  std::vector<float> in(2 * n * d), out(2 * n * d);
+  for (int step = 0; done[0] + n <= length && done[1] + n <= length; ++step) {
+    const std::size_t lengths[2] = {n, step % 3 == 0 ? std::size_t{7} : n};
+    for (std::size_t b = 0; b < 2; ++b) {
+      std::memcpy(in.data() + b * n * d, x.data() + (b * length + done[b]) * d,
+                  lengths[b] * d * sizeof(float));
+    }
+    mha.Decode(context, {in.data(), 2, n, d}, cache, {out.data(), 2, n, d}, {lengths, 2});
+    for (std::size_t b = 0; b < 2; ++b) {
+      const std::vector<float> got(out.begin() + b * n * d, out.begin() + (b * n + lengths[b]) * d);
+      const std::vector<float> want(full.begin() + (b * length + done[b]) * d,
+                                    full.begin() + (b * length + done[b] + lengths[b]) * d);
+      ASSERT_LE(MaxAbsDiff(got, want), 256 * kFloatEps * (1.0 + MaxAbs(want)))
+          << "sequence " << b << " at " << done[b];
+      done[b] += lengths[b];
+    }
+  }
+  // Sequence 1 becomes sequence 0's copy: a rollback then follows sequence 0's ring.
+  const std::size_t indices[2] = {0, 0};
+  cache.Reorder({indices, 2});
+  EXPECT_EQ(cache.length(1), done[0]);
+  ExpectError([&] { cache.Truncate(done[0] - 100); }, {"length", "ring of 128 slots"});
+}
+
 TEST(AttentionMathTest, HostileOptionsAreNamedErrors) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();
