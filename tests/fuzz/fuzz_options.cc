@@ -2,10 +2,11 @@
 // The bytes choose the shape, head grouping, precision, every option (sizes off by a little,
 // lengths out of range, mask values including NaN and inf, any weights mode), where query, key,
 // value and out lie in one shared buffer (the same rows, prefix views, overlaps, out over the
-// query), a few decode steps (ragged, reordered, truncated per sequence) and cross-attention
-// steps against a CrossAttentionMemory; every call must either work or throw edgeattn::Error, never
-// touch memory it should not, and a call on aliased views must give bit for bit what it gives
-// on separate copies of its inputs.
+// query), the attention step's maths (scale, softcap, window, norm, rotary, sinks, positions:
+// any value, NaN and inf included), a few decode steps (ragged, reordered, truncated) and
+// cross-attention steps against a CrossAttentionMemory; every call must either work or throw
+// edgeattn::Error, never touch memory it should not, and a call on aliased views must give bit
+// for bit what it gives on separate copies of its inputs.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -64,7 +65,7 @@ void DecodeSteps(Bytes& in, const edgeattn::MultiheadAttention& mha, edgeattn::C
     const std::size_t n = 1 + in.Below(8);
     std::vector<float> x(b * n * d, in.Value()), y(x.size());
     try {
-      switch (in.Below(4)) {
+      switch (in.Below(5)) {
         case 0: {
           const std::vector<std::size_t> lengths = Counts(in, b, n);
           mha.Decode(context, {x.data(), b, n, d}, cache, {y.data(), b, n, d},
@@ -81,6 +82,9 @@ void DecodeSteps(Bytes& in, const edgeattn::MultiheadAttention& mha, edgeattn::C
           cache.Truncate({lengths.data(), lengths.size()});
           break;
         }
+        case 3:
+          cache.Truncate(in.Below(cache.length() + 2));
+          break;
         default:
           mha.Decode(context, {x.data(), b, n, d}, cache, {y.data(), b, n, d});
       }
@@ -147,6 +151,30 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   w.k_proj_weight = {wkv.data(), wkv.size()};
   w.v_proj_weight = {wkv.data(), wkv.size()};
   w.out_proj_weight = {wo.data(), wo.size()};
+  edgeattn::AttentionMath& m = config.math;
+  if (in.Below(2)) m.score_scale = in.Below(2) ? in.Value() : 0.0f;
+  if (in.Below(2)) m.softcap = in.Value();
+  if (in.Below(2)) m.window = in.Below(2) ? in.Below(30) : edgeattn::kMaxPosition + in.Below(2);
+  m.qk_norm = in.Below(4) == 0;
+  if (in.Below(4) == 0) m.qk_norm_eps = in.Value();
+  m.rotary = static_cast<edgeattn::RotaryLayout>(in.Below(4));  // 3: not a layout
+  m.rotary_dim = in.Below(4) == 0 ? in.Below(d / heads + 3) : 0;
+  if (in.Below(4) == 0) m.rotary_base = in.Value();
+  if (in.Below(4) == 0) m.rotary_scaling = in.Value();
+  std::vector<float> sinks, q_norm, k_norm;
+  if (in.Below(2)) {
+    sinks.resize(in.SizeNear(heads));
+    for (float& x : sinks) x = in.Value();
+    w.sinks = {sinks.data(), sinks.size()};
+  }
+  if (in.Below(2)) {
+    q_norm.resize(in.SizeNear(d / heads));
+    k_norm.resize(in.SizeNear(d / heads));
+    for (float& x : q_norm) x = in.Value();
+    for (float& x : k_norm) x = in.Value();
+    w.q_norm_weight = {q_norm.data(), q_norm.size()};
+    w.k_norm_weight = {k_norm.data(), k_norm.size()};
+  }
   try {
     const edgeattn::MultiheadAttention mha(config, w);
     // Query, key and value are views at chosen row offsets of one buffer.
@@ -168,7 +196,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     o.is_causal = in.Below(2) != 0;
     std::unique_ptr<bool[]> padding;
     std::vector<float> mask, weights;
-    std::vector<std::size_t> q_lengths, k_lengths;
+    std::vector<std::size_t> q_lengths, k_lengths, positions;
     if (in.Below(2)) {
       const std::size_t n = in.SizeNear(batch * lk);
       padding.reset(new bool[n + 1]);
@@ -189,6 +217,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       k_lengths.resize(in.SizeNear(batch));
       for (std::size_t& x : k_lengths) x = in.Below(lk + 2);
       o.key_lengths = {k_lengths.data(), k_lengths.size()};
+    }
+    if (in.Below(2)) {
+      positions.resize(in.SizeNear(lq));
+      for (std::size_t& x : positions) {
+        x = in.Below(4) == 0 ? edgeattn::kMaxPosition - 1 + in.Below(2) : in.Below(64);
+      }
+      o.positions = {positions.data(), positions.size()};
+      if (lq == lk && in.Below(2)) o.key_positions = o.positions;
     }
     o.need_weights = static_cast<edgeattn::AttentionWeights>(in.Below(4));
     if (in.Below(4) != 0) {

@@ -182,6 +182,7 @@ void AddBenchOptions(CLI::App* app, BenchOptions* o) {
       ->check(CLI::IsMember({"table", "json", "csv", "markdown"}))
       ->capture_default_str();
   app->add_flag("--json", o->json, "Same as --format json");
+  AddMathFlags(app, &o->math, true);
 }
 
 namespace {
@@ -191,6 +192,7 @@ struct ModelSpec {
   std::size_t d_model, heads;
   std::vector<std::size_t> seqs;    // the shape's query lengths
   std::vector<std::size_t> caches;  // the decode shape's cache length
+  std::size_t window = 0;           // the decode shape's windowed row
 };
 
 std::vector<ModelSpec> SelectModels(const BenchOptions& o) {
@@ -214,6 +216,11 @@ std::vector<ModelSpec> SelectModels(const BenchOptions& o) {
   if (all || std::find(o.shapes.begin(), o.shapes.end(), "decode") != o.shapes.end()) {
     const ShapeSpec& s = DecodeShape();
     models.push_back({s.name, s.d_model, s.heads, {}, {s.seq}});
+    // A windowed cache at a long context: the ring holds the window, whatever the length.
+    const WindowedDecodeSpec& w = WindowedDecodeShape();
+    if (o.decode.empty() && o.math.window == 0) {
+      models.push_back({s.name, s.d_model, s.heads, {}, {w.cache_len}, w.window});
+    }
   }
   return models;
 }
@@ -252,6 +259,7 @@ void AddDecodeStepGroups(const std::vector<BenchGroup>& decode, std::vector<Benc
     g.cache_len = 0;
     g.cross = true;
     g.causal = false;
+    g.math = AttentionMath{};  // plain cross-attention: the step maths' flags are the decoder's
     g.step = step;
     groups->push_back(g);
   }
@@ -287,6 +295,8 @@ void AddGroups(const BenchOptions& o, const ModelSpec& m, std::vector<BenchGroup
         g.cross = key != 0;
         g.key_len = decode ? cache + seq : (key != 0 ? key : seq);
         g.causal = decode || o.causal;
+        g.math = o.math.ToMath();
+        if (m.window != 0) g.math.window = m.window;
         if (g.key_len > kMaxSequenceLength) {
           throw Error("--decode: cache plus new positions must stay within " +
                       Str(kMaxSequenceLength) + ", got " + Str(g.key_len));
@@ -295,7 +305,7 @@ void AddGroups(const BenchOptions& o, const ModelSpec& m, std::vector<BenchGroup
       }
     }
   }
-  if (m.name == DecodeShape().name) {
+  if (m.name == DecodeShape().name && m.window == 0) {
     const std::vector<BenchGroup> decode(groups->end() - seqs.size() * caches.size(),
                                          groups->end());
     AddDecodeStepGroups(decode, groups);

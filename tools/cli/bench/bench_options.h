@@ -10,6 +10,7 @@
 
 #include "edgeattn/edgeattn.hpp"
 #include "tools/cli/bench/measurement.h"
+#include "tools/cli/math_options.h"
 
 namespace edgeattn {
 namespace cli {
@@ -27,6 +28,7 @@ struct BenchOptions {
   std::string reference = "auto";
   std::string format = "table";
   bool json = false;
+  MathFlags math;
 };
 
 // What a decode group's step does: a causal step against a KV cache (kSelf), the same for beams
@@ -51,6 +53,7 @@ struct BenchGroup {
   bool causal = false;  // decode steps are causal too
   bool cross = false;   // key and value are inputs of their own (Lk may differ from L)
   DecodeStep step = DecodeStep::kSelf;  // decode groups
+  AttentionMath math{};  // the operator's (the decode shape's windowed row: a window)
 };
 
 enum class ReferencePolicy { kAuto, kAlways, kNever };

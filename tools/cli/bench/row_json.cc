@@ -25,6 +25,7 @@ void AddWhat(const Row& r, const BenchEnvironment& env, nlohmann::ordered_json& 
   j["seq"] = g.seq;
   j["key_len"] = g.key_len;
   j["cache_len"] = g.cache_len;
+  j["window"] = g.math.window;
   j["cross"] = g.cross;
   j["d_model"] = g.d_model;
   j["heads"] = g.heads;
