@@ -17,6 +17,9 @@ struct EDGEATTN_HIDDEN Context::State {
   std::atomic<bool> busy{false};  // a forward or decode call is running (ExclusiveUse)
 };
 
+// The error of a context used by two calls at once (ExclusiveUse).
+extern const char kContextBusy[];
+
 }  // namespace edgeattn
 
 #endif  // EDGEATTN_RUNTIME_CONTEXT_STATE_H_

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "edgeattn/edgeattn.hpp"
+#include "runtime/attention_math.h"
 #include "runtime/packed_projection.h"
 #include "simd/attention.h"
 
@@ -29,6 +30,7 @@ struct EDGEATTN_HIDDEN MultiheadAttention::Impl {
   };
 
   Config config;
+  StepMath math;
   MhaProjections projections;
   const simd::AttentionKernel* attention = nullptr;
 

@@ -84,6 +84,16 @@ HWY_INLINE float ExpShiftSumF32(float* HWY_RESTRICT x, size_t n, float scale, fl
   return hn::GetLane(hn::SumOfLanes(d, sum));
 }
 
+// x[i] = cap * tanh(x[i] / cap) for i < n (logit soft-capping); cap > 0. -inf stays -inf.
+HWY_INLINE void SoftcapRowF32(float* HWY_RESTRICT x, size_t n, float cap) {
+  const RowTag d;
+  const auto vcap = hn::Set(d, cap);
+  const auto vinv = hn::Set(d, 1.0f / cap);
+  ForEachVector<true>(x, n, 0.0f, [&](auto v) HWY_ATTR {
+    return hn::Mul(vcap, hn::Tanh(d, hn::Mul(v, vinv)));
+  });
+}
+
 // x[i] *= scale for i < n.
 HWY_INLINE void ScaleRowF32(float* HWY_RESTRICT x, size_t n, float scale) {
   const RowTag d;

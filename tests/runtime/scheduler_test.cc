@@ -213,12 +213,68 @@ TEST(ThreadPoolTest, CacheUsedByTwoThreadsAtOnceIsRefused) {
   gate.WaitUntilEntered();
   ExpectError([&] { cache.Truncate(0); }, {"cache: already in use by another call"});
   ExpectError([&] { cache.Clear(); }, {"cache: already in use"});
+  const std::size_t keep[] = {0};
+  ExpectError([&] { cache.Reorder({keep, 1}); }, {"cache: already in use"});
+  ExpectError([&] { cache.Truncate({keep, 1}); }, {"cache: already in use"});
   ExpectError(
       [&] { mha.Decode(free_context, {x.data(), 1, 1, 32}, cache, {other.data(), 1, 1, 32}); },
       {"cache: already in use"});
   gate.Open();
   holder.join();
   EXPECT_EQ(cache.length(), 4u);
+}
+
+// A cross-attention memory serves readers on several threads at once; projecting into it while
+// a reader holds it (or reading while a projection runs) is refused.
+TEST(ThreadPoolTest, MemoryIsReadConcurrentlyAndWrittenAlone) {
+  const RandomModel model(32, 4, 5);
+  const MultiheadAttention mha(model.config, model.view());
+  const std::vector<float> encoder = RandomActivations(50 * 32, 6), x = RandomActivations(32, 7);
+  CrossAttentionMemory memory(mha, 50);
+  Context setup(1);
+  mha.ProjectMemory(setup, {encoder.data(), 1, 50, 32}, memory);
+  std::vector<float> expected(32);
+  mha.DecodeCross(setup, {x.data(), 1, 1, 32}, memory, {expected.data(), 1, 1, 32});
+  {
+    std::vector<std::thread> readers;
+    std::vector<std::vector<float>> outs(4, std::vector<float>(32));
+    for (std::size_t t = 0; t < outs.size(); ++t) {
+      readers.emplace_back([&, t] {
+        Context own(1);
+        for (int i = 0; i < 50; ++i) {
+          mha.DecodeCross(own, {x.data(), 1, 1, 32}, memory, {outs[t].data(), 1, 1, 32});
+        }
+      });
+    }
+    for (std::thread& r : readers) r.join();
+    for (const std::vector<float>& out : outs) EXPECT_EQ(out, expected);
+  }
+  std::vector<float> held_out(32), other(32);
+  GateExecutor reading_gate;
+  Context held(reading_gate), free_context(1);
+  std::thread reader(
+      [&] { mha.DecodeCross(held, {x.data(), 1, 1, 32}, memory, {held_out.data(), 1, 1, 32}); });
+  reading_gate.WaitUntilEntered();
+  ExpectError([&] { mha.ProjectMemory(free_context, {encoder.data(), 1, 50, 32}, memory); },
+              {"memory: in use by another call on another thread"});
+  mha.DecodeCross(free_context, {x.data(), 1, 1, 32}, memory, {other.data(), 1, 1, 32});
+  EXPECT_EQ(other, expected);  // a second reader at the same time
+  reading_gate.Open();
+  reader.join();
+  EXPECT_EQ(held_out, expected);
+
+  GateExecutor writing_gate;
+  Context writing(writing_gate);
+  std::thread writer(
+      [&] { mha.ProjectMemory(writing, {encoder.data(), 1, 50, 32}, memory); });
+  writing_gate.WaitUntilEntered();
+  ExpectError(
+      [&] { mha.DecodeCross(free_context, {x.data(), 1, 1, 32}, memory, {other.data(), 1, 1, 32}); },
+      {"memory: in use by another call on another thread"});
+  writing_gate.Open();
+  writer.join();
+  mha.DecodeCross(free_context, {x.data(), 1, 1, 32}, memory, {other.data(), 1, 1, 32});
+  EXPECT_EQ(other, expected);
 }
 
 // A forward call from inside a job of the executor it runs on (an app sharing its pool with

@@ -19,12 +19,13 @@ nlohmann::ordered_json OptText(const std::string& s) {
 void AddWhat(const Row& r, const BenchEnvironment& env, nlohmann::ordered_json& j) {
   const BenchGroup& g = r.group;
   j["shape"] = g.shape;
-  j["case"] = g.decode ? "decode" : "forward";
+  j["case"] = g.decode ? CaseName(g) : "forward";
   j["mode"] = r.mode;
   j["batch"] = g.batch;
   j["seq"] = g.seq;
   j["key_len"] = g.key_len;
   j["cache_len"] = g.cache_len;
+  j["window"] = g.math.window;
   j["cross"] = g.cross;
   j["d_model"] = g.d_model;
   j["heads"] = g.heads;
