@@ -118,7 +118,7 @@ void BM_AttentionHead(benchmark::State& state) {
   auto keys = hwy::AllocateAligned<std::uint8_t>(kernel.keys_bytes(l, dk));
   auto values = hwy::AllocateAligned<std::uint8_t>(kernel.values_bytes(l, dk));
   auto scratch = hwy::AllocateAligned<float>(kernel.scratch_floats(dk));
-  kernel.pack(k.data(), dk, v.data(), dk, 0, l, dk, keys.get(), values.get());
+  kernel.pack(k.data(), dk, v.data(), dk, 0, l, l, dk, keys.get(), values.get());
   std::vector<float> out(l * dk);
   simd::AttentionHeadArgs args{q.data(), dk, keys.get(), values.get(), l, dk,
                                1.0f / std::sqrt(float(dk)), out.data(), dk};
