@@ -3,8 +3,8 @@
 // of that target's features, so a kernel compiled for a target in its set runs wherever the
 // target does; features no target implies are checked at run time by the kernel's predicate.
 //
-// Targets that only some Highway versions define (AVX3_ZEN4 and AVX3_SPR since 1.1, AVX10_2 and
-// NEON_BF16 since 1.3) count as absent (0) where they are not defined.
+// Targets that only newer Highway versions define (AVX3_ZEN4, AVX3_SPR, AVX10_2, NEON_BF16,
+// NEON_WITHOUT_AES: Highway 1.4 has them all) count as absent (0) where they are not defined.
 #ifndef EDGEATTN_SIMD_INT8_DOT_TARGETS_H_
 #define EDGEATTN_SIMD_INT8_DOT_TARGETS_H_
 
