@@ -39,6 +39,22 @@ inline const ShapeSpec& DecodeShape() {
   return kShape;
 }
 
+// The cross-attention decode step: one decoder position of Whisper-tiny (d 384, 6 heads)
+// against `seq` encoder frames (its 30-second window).
+inline const ShapeSpec& CrossStepShape() {
+  static const ShapeSpec kShape = {"whisper", 1500, 384, 6};
+  return kShape;
+}
+
+// The decode shape's windowed row: a window of 512 at a cache of 4096 positions.
+struct WindowedDecodeSpec {
+  std::size_t window, cache_len;
+};
+inline const WindowedDecodeSpec& WindowedDecodeShape() {
+  static const WindowedDecodeSpec kSpec = {512, 4096};
+  return kSpec;
+}
+
 // Floating-point operations of one forward call (2 per multiply-add): the query and output
 // projections over lq rows, the key and value projections (kv_dim wide: d for multi-head
 // attention, less for grouped-query) over lk rows, and the attention core (Q K^T and P V) as if
@@ -93,6 +109,13 @@ struct RandomModel {
     fill(out_proj_bias, d, 0.02f);
   }
 
+  // The attention step's maths of the operators built from this model; a norm of Q and K gets
+  // unit weights.
+  void SetMath(const AttentionMath& math) {
+    config.math = math;
+    unit_norm_weight.assign(math.qk_norm ? config.d_model / config.num_heads : 0, 1.0f);
+  }
+
   WeightsView view() const {
     const auto span = [](const std::vector<float>& v) {
       return FloatSpan{v.empty() ? nullptr : v.data(), v.size()};
@@ -105,8 +128,12 @@ struct RandomModel {
     w.q_proj_weight = span(q_proj_weight);
     w.k_proj_weight = span(k_proj_weight);
     w.v_proj_weight = span(v_proj_weight);
+    w.q_norm_weight = w.k_norm_weight = span(unit_norm_weight);
     return w;
   }
+
+ private:
+  std::vector<float> unit_norm_weight;
 };
 
 // Activations ~ N(0, 1) from a fixed seed.

@@ -1,24 +1,34 @@
 // The C API: each entry point converts C++ exceptions into a status and a thread-local message.
 #include "edgeattn/edgeattn.h"
 
-#include <exception>
-#include <new>
 #include <cstring>
+#include <exception>
+#include <memory>
+#include <new>
 #include <string>
+#include <utility>
 
 #include "edgeattn/edgeattn.hpp"
+#include "runtime/c_thread_pool.h"
 
 struct edgeattn_operator {
   edgeattn::MultiheadAttention mha;
 };
 
 struct edgeattn_context {
+  std::unique_ptr<edgeattn::Executor> caller_pool;  // before context, which runs on it
   edgeattn::Context context;
   explicit edgeattn_context(std::size_t threads) : context(threads) {}
+  explicit edgeattn_context(std::unique_ptr<edgeattn::Executor> pool)
+      : caller_pool(std::move(pool)), context(*caller_pool) {}
 };
 
 struct edgeattn_kv_cache {
   edgeattn::KvCache cache;
+};
+
+struct edgeattn_cross_memory {
+  edgeattn::CrossAttentionMemory memory;
 };
 
 namespace {
@@ -88,6 +98,36 @@ std::string BoundedString(const char* s, const char* name, std::size_t max_lengt
   return std::string(s, length);
 }
 
+edgeattn::RotaryLayout ToRotaryLayout(int layout) {
+  switch (layout) {
+    case EDGEATTN_ROTARY_NONE:
+      return edgeattn::RotaryLayout::kNone;
+    case EDGEATTN_ROTARY_HALVES:
+      return edgeattn::RotaryLayout::kHalves;
+    case EDGEATTN_ROTARY_INTERLEAVED:
+      return edgeattn::RotaryLayout::kInterleaved;
+    default:
+      throw edgeattn::Error(
+          "math.rotary: expected EDGEATTN_ROTARY_NONE, _HALVES or _INTERLEAVED, got " +
+          std::to_string(layout));
+  }
+}
+
+// Zeros take the C++ defaults, as the header says.
+edgeattn::AttentionMath ToMath(const edgeattn_attention_math& m) {
+  edgeattn::AttentionMath r;
+  r.score_scale = m.score_scale;
+  r.softcap = m.softcap;
+  r.window = m.window;
+  r.qk_norm = m.qk_norm != 0;
+  if (m.qk_norm_eps != 0.0f) r.qk_norm_eps = m.qk_norm_eps;
+  r.rotary = ToRotaryLayout(m.rotary);
+  r.rotary_dim = m.rotary_dim;
+  if (m.rotary_base != 0.0f) r.rotary_base = m.rotary_base;
+  if (m.rotary_scaling != 0.0f) r.rotary_scaling = m.rotary_scaling;
+  return r;
+}
+
 // Names of kernels are short; prefixes are tensor-name prefixes.
 constexpr std::size_t kMaxKernelName = 64;
 constexpr std::size_t kMaxPrefix = 4096;
@@ -103,6 +143,7 @@ edgeattn::LoadOptions ToLoadOptions(const edgeattn_load_options* o) {
   r.no_bias = o->no_bias != 0;
   r.projection_kernel = BoundedString(o->projection_kernel, "projection_kernel", kMaxKernelName);
   r.attention_kernel = BoundedString(o->attention_kernel, "attention_kernel", kMaxKernelName);
+  r.math = ToMath(o->math);
   return r;
 }
 
@@ -117,6 +158,8 @@ edgeattn::ForwardOptions ToOptions(const edgeattn_forward_options* o, std::size_
   if (o->key_lengths != nullptr) r.key_lengths = {o->key_lengths, batch};
   r.need_weights = ToWeightsMode(o->need_weights);
   r.attn_weights = {o->attn_weights, o->attn_weights_size};
+  r.positions = {o->positions, o->positions_size};
+  r.key_positions = {o->key_positions, o->key_positions_size};
   return r;
 }
 
@@ -143,7 +186,8 @@ edgeattn_status edgeattn_operator_create(const edgeattn_config* config,
                              BoundedString(config->projection_kernel, "projection_kernel",
                                            kMaxKernelName),
                              BoundedString(config->attention_kernel, "attention_kernel",
-                                           kMaxKernelName)};
+                                           kMaxKernelName),
+                             ToMath(config->math)};
     const edgeattn::WeightsView w{{weights->in_proj_weight, weights->in_proj_weight_size},
                                   {weights->in_proj_bias, weights->in_proj_bias_size},
                                   {weights->out_proj_weight, weights->out_proj_weight_size},
@@ -153,7 +197,10 @@ edgeattn_status edgeattn_operator_create(const edgeattn_config* config,
                                   {weights->v_proj_weight, weights->v_proj_weight_size},
                                   {weights->q_proj_bias, weights->q_proj_bias_size},
                                   {weights->k_proj_bias, weights->k_proj_bias_size},
-                                  {weights->v_proj_bias, weights->v_proj_bias_size}};
+                                  {weights->v_proj_bias, weights->v_proj_bias_size},
+                                  {weights->sinks, weights->sinks_size},
+                                  {weights->q_norm_weight, weights->q_norm_weight_size},
+                                  {weights->k_norm_weight, weights->k_norm_weight_size}};
     *out = new edgeattn_operator{edgeattn::MultiheadAttention(c, w)};
   });
 }
@@ -220,6 +267,24 @@ edgeattn_status edgeattn_context_create(size_t threads, edgeattn_context** out) 
 
 void edgeattn_context_destroy(edgeattn_context* context) { delete context; }
 
+edgeattn_status edgeattn_context_create_with_pool(const edgeattn_thread_pool* pool,
+                                                  edgeattn_context** out) {
+  return Guard([&] {
+    RequireNonNull(out, "out");
+    *out = nullptr;
+    RequireNonNull(pool, "pool");
+    *out = new edgeattn_context(edgeattn::MakeCallerPoolExecutor(*pool));
+  });
+}
+
+size_t edgeattn_context_threads(const edgeattn_context* context) {
+  return context != nullptr ? context->context.threads() : 0;
+}
+
+const char* edgeattn_context_pool_kind(const edgeattn_context* context) {
+  return context != nullptr ? context->context.executor().kind() : "";
+}
+
 edgeattn_status edgeattn_forward(const edgeattn_operator* op, edgeattn_context* context,
                                  const float* query, size_t batch, size_t query_length,
                                  const float* key, const float* value, size_t key_length,
@@ -268,6 +333,14 @@ size_t edgeattn_kv_cache_length(const edgeattn_kv_cache* cache) {
   return cache != nullptr ? cache->cache.length() : 0;
 }
 
+size_t edgeattn_kv_cache_bytes(const edgeattn_kv_cache* cache) {
+  return cache != nullptr ? cache->cache.bytes() : 0;
+}
+
+size_t edgeattn_kv_cache_slots(const edgeattn_kv_cache* cache) {
+  return cache != nullptr ? cache->cache.slots() : 0;
+}
+
 edgeattn_status edgeattn_kv_cache_truncate(edgeattn_kv_cache* cache, size_t length) {
   return Guard([&] {
     RequireNonNull(cache, "cache");
@@ -284,6 +357,92 @@ edgeattn_status edgeattn_decode(const edgeattn_operator* op, edgeattn_context* c
     RequireNonNull(cache, "cache");
     const std::size_t d = op->mha.config().d_model;
     op->mha.Decode(context->context, {x, batch, n, d}, cache->cache, {out, batch, n, d});
+  });
+}
+
+edgeattn_status edgeattn_kv_cache_item_length(const edgeattn_kv_cache* cache, size_t item,
+                                              size_t* length) {
+  return Guard([&] {
+    RequireNonNull(length, "length");
+    RequireNonNull(cache, "cache");
+    *length = cache->cache.length(item);
+  });
+}
+
+edgeattn_status edgeattn_kv_cache_truncate_items(edgeattn_kv_cache* cache, const size_t* lengths,
+                                                 size_t count) {
+  return Guard([&] {
+    RequireNonNull(cache, "cache");
+    cache->cache.Truncate(edgeattn::Span<const std::size_t>{lengths, count});
+  });
+}
+
+edgeattn_status edgeattn_kv_cache_reorder(edgeattn_kv_cache* cache, const size_t* indices,
+                                          size_t count) {
+  return Guard([&] {
+    RequireNonNull(cache, "cache");
+    cache->cache.Reorder({indices, count});
+  });
+}
+
+edgeattn_status edgeattn_decode_ragged(const edgeattn_operator* op, edgeattn_context* context,
+                                       edgeattn_kv_cache* cache, const float* x, size_t batch,
+                                       size_t n, const size_t* step_lengths, float* out) {
+  return Guard([&] {
+    RequireNonNull(op, "op");
+    RequireNonNull(context, "context");
+    RequireNonNull(cache, "cache");
+    RequireNonNull(step_lengths, "step_lengths");
+    const std::size_t d = op->mha.config().d_model;
+    op->mha.Decode(context->context, {x, batch, n, d}, cache->cache, {out, batch, n, d},
+                   {step_lengths, batch});
+  });
+}
+
+edgeattn_status edgeattn_cross_memory_create(const edgeattn_operator* op, size_t max_length,
+                                             size_t batch, edgeattn_cross_memory** out) {
+  return Guard([&] {
+    RequireNonNull(out, "out");
+    *out = nullptr;
+    RequireNonNull(op, "op");
+    *out = new edgeattn_cross_memory{edgeattn::CrossAttentionMemory(op->mha, max_length, batch)};
+  });
+}
+
+void edgeattn_cross_memory_destroy(edgeattn_cross_memory* memory) { delete memory; }
+
+size_t edgeattn_cross_memory_length(const edgeattn_cross_memory* memory) {
+  return memory != nullptr ? memory->memory.length() : 0;
+}
+
+edgeattn_status edgeattn_cross_memory_project(const edgeattn_operator* op,
+                                              edgeattn_context* context,
+                                              const float* encoder_output, size_t batch,
+                                              size_t length, const size_t* key_lengths,
+                                              edgeattn_cross_memory* memory) {
+  return Guard([&] {
+    RequireNonNull(op, "op");
+    RequireNonNull(context, "context");
+    RequireNonNull(memory, "memory");
+    const std::size_t d = op->mha.config().d_model;
+    const edgeattn::Span<const std::size_t> lengths{key_lengths, key_lengths ? batch : 0};
+    op->mha.ProjectMemory(context->context, {encoder_output, batch, length, d}, memory->memory,
+                          lengths);
+  });
+}
+
+edgeattn_status edgeattn_decode_cross(const edgeattn_operator* op, edgeattn_context* context,
+                                      const edgeattn_cross_memory* memory, const float* query,
+                                      size_t batch, size_t n, const size_t* memory_items,
+                                      float* out) {
+  return Guard([&] {
+    RequireNonNull(op, "op");
+    RequireNonNull(context, "context");
+    RequireNonNull(memory, "memory");
+    const std::size_t d = op->mha.config().d_model;
+    const edgeattn::Span<const std::size_t> items{memory_items, memory_items ? batch : 0};
+    op->mha.DecodeCross(context->context, {query, batch, n, d}, memory->memory,
+                        {out, batch, n, d}, items);
   });
 }
 

@@ -10,12 +10,15 @@
 
 namespace edgeattn {
 
-struct Context::State {
+struct EDGEATTN_HIDDEN Context::State {
   std::unique_ptr<Executor> owned_executor;
   Executor* executor = nullptr;
   Workspace workspace;
   std::atomic<bool> busy{false};  // a forward or decode call is running (ExclusiveUse)
 };
+
+// The error of a context used by two calls at once (ExclusiveUse).
+extern const char kContextBusy[];
 
 }  // namespace edgeattn
 

@@ -1,11 +1,12 @@
 #include "runtime/forward_phases.h"
 
-#include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "runtime/parallel_for_items.h"
 #include "simd/attention.h"
+#include "simd/qk_transforms.h"
 
 namespace edgeattn {
 
@@ -46,6 +47,68 @@ void ProjectInputs(const ForwardPass& pass) {
   RunJobs(pass.executor, projections);
 }
 
+namespace {
+
+// The first position of batch item b's rows: after the cache's, or 0.
+std::size_t FirstPosition(const ForwardPass& pass, std::size_t b) {
+  return pass.call.cache != nullptr ? pass.call.cache->first_of(b) : 0;
+}
+
+// Normalises and rotates the heads of one row at `position` (tables: this worker's).
+void NormAndRotateRow(const StepMath& m, float* row, std::size_t heads, std::size_t dk,
+                      const std::vector<float>& norm_weight, std::size_t position,
+                      float* tables) {
+  simd::HeadTransform t;
+  if (!norm_weight.empty()) {
+    t.norm_weight = norm_weight.data();
+    t.norm_eps = m.norm_eps;
+  }
+  if (m.rotary_dim != 0) {
+    t.rotary_dim = m.rotary_dim;
+    t.interleaved = m.interleaved;
+    t.cos = tables;
+    t.sin = tables + simd::RotaryTableSize(m.rotary_dim);
+    // As PyTorch's linear scaling: the position as float, divided in float.
+    const float scaled = static_cast<float>(position) / m.rotary_scaling;
+    simd::RotaryTables(scaled, m.inv_freq.data(), m.rotary_dim, m.interleaved, tables,
+                       tables + simd::RotaryTableSize(m.rotary_dim));
+  }
+  simd::TransformHeads(row, heads, dk, t);
+}
+
+}  // namespace
+
+void NormAndRotateHeads(const ForwardPass& pass) {
+  const ForwardPlan& p = pass.plan;
+  const ForwardBuffers& b = pass.buffers;
+  const MhaShape& s = pass.call.shape;
+  const MhaOptions& o = pass.call.options;
+  const StepMath& m = pass.call.math;
+  const std::size_t dk = s.head_dim();
+  // Items: the query rows' chunks, then the key rows' (of the inputs the call projected).
+  const std::size_t q_chunks = pass.call.xq != nullptr ? p.q_rows.chunks() : 0;
+  const std::size_t k_chunks = pass.call.xk != nullptr ? p.k_rows.chunks() : 0;
+  ParallelForItems(pass.executor, q_chunks + k_chunks, [&](std::size_t item, std::size_t worker) {
+    const bool query = item < q_chunks;
+    const BatchRows& rows = query ? p.q_rows : p.k_rows;
+    const BatchRows::Range r = rows.chunk(query ? item : item - q_chunks);
+    const std::size_t* positions = query ? o.positions : o.key_positions;
+    float* tables = b.rotary_tables + worker * p.rotary_tables_size;
+    for (std::size_t row = r.begin; row < r.valid_end; ++row) {
+      const std::size_t index = row % rows.length;
+      const std::size_t first = FirstPosition(pass, row / rows.length);
+      const std::size_t position = positions != nullptr ? positions[index] : first + index;
+      if (query) {
+        NormAndRotateRow(m, b.q + row * s.d_model, s.heads, dk, m.q_norm_weight, position,
+                         tables);
+      } else {
+        NormAndRotateRow(m, b.k + row * s.kv_dim(), s.kv_heads, dk, m.k_norm_weight, position,
+                         tables);
+      }
+    }
+  });
+}
+
 void PackKeysValues(const ForwardPass& pass) {
   const ForwardPlan& p = pass.plan;
   const ForwardBuffers& b = pass.buffers;
@@ -56,18 +119,58 @@ void PackKeysValues(const ForwardPass& pass) {
       b.key_bias[i] = padding[i] ? -std::numeric_limits<float>::infinity() : 0.0f;
     }
   }
-  const std::size_t first = pass.call.cache != nullptr ? pass.call.cache->first : 0;
+  const KvStore* cache = pass.call.cache;
+  const std::size_t slots = cache != nullptr ? cache->slots : s.lk;
   const std::size_t kvd = s.kv_dim();
   const std::size_t dk = s.head_dim();
   ParallelForItems(pass.executor, s.batch * s.kv_heads, [&](std::size_t bg, std::size_t) {
     const std::size_t item = bg / s.kv_heads;
+    const std::size_t first = FirstPosition(pass, item);
     const std::size_t offset = item * s.lk * kvd + bg % s.kv_heads * dk;
-    pass.call.attention.pack(b.k + offset, kvd, b.v + offset, kvd, first, p.k_rows.valid(item), dk,
-                             b.keys + bg * p.keys_stride, b.values + bg * p.values_stride);
+    const std::size_t count = p.k_rows.valid(item);
+    const std::size_t stored = Min(first + count, slots);
+    // Position first + t goes to slot (first + t) % slots: at most two runs of slots.
+    const std::size_t slot = first % slots;
+    const std::size_t run = Min(count, slots - slot);
+    const auto pack = [&](std::size_t t0, std::size_t slot0, std::size_t n) {
+      const std::size_t at = offset + t0 * kvd;
+      pass.call.attention.pack(b.k + at, kvd, b.v + at, kvd, slot0, n, stored, dk,
+                               b.keys + bg * p.keys_stride, b.values + bg * p.values_stride);
+    };
+    pack(0, slot, run);
+    if (run < count) pack(run, 0, count - run);
   });
 }
 
 namespace {
+
+// The packed keys and values one (batch item, key/value head g) attends to: the call's own (in
+// the workspace, or appended to a cache after `cached` positions) or a memory's item.
+struct HeadKeys {
+  const std::uint8_t* keys;
+  const std::uint8_t* values;
+  std::size_t cached;  // positions before the call's own (causal offset)
+  std::size_t length;  // positions attended to
+  std::size_t slots;   // of a cache's ring (position p in slot p % slots), or length
+};
+
+HeadKeys KeysOf(const ForwardPass& pass, std::size_t b, std::size_t g) {
+  const ForwardPlan& p = pass.plan;
+  const std::size_t kv_heads = pass.call.shape.kv_heads;
+  if (const KvMemory* memory = pass.call.memory) {
+    const std::size_t m = memory->item(b);
+    const std::size_t mg = m * kv_heads + g;
+    return {static_cast<const std::uint8_t*>(memory->keys) + mg * p.keys_stride,
+            static_cast<const std::uint8_t*>(memory->values) + mg * p.values_stride, 0,
+            memory->lengths[m], memory->lengths[m]};
+  }
+  const std::size_t bg = b * kv_heads + g;
+  const std::size_t cached = FirstPosition(pass, b);
+  const std::size_t length = cached + p.k_rows.valid(b);
+  const std::size_t slots = pass.call.cache != nullptr ? pass.call.cache->slots : length;
+  return {pass.buffers.keys + bg * p.keys_stride, pass.buffers.values + bg * p.values_stride,
+          cached, length, slots};
+}
 
 // The attention core's view of one (batch item b, head bh) of the call.
 simd::AttentionHeadArgs HeadArgs(const ForwardPass& pass, std::size_t b, std::size_t bh) {
@@ -76,25 +179,33 @@ simd::AttentionHeadArgs HeadArgs(const ForwardPass& pass, std::size_t b, std::si
   const MhaShape& s = pass.call.shape;
   const MhaOptions& o = pass.call.options;
   const std::size_t dk = s.head_dim();
-  const std::size_t bg = b * s.kv_heads + bh % s.heads / (s.heads / s.kv_heads);
-  const std::size_t first = pass.call.cache != nullptr ? pass.call.cache->first : 0;
+  const StepMath& m = pass.call.math;
+  const HeadKeys keys = KeysOf(pass, b, bh % s.heads / (s.heads / s.kv_heads));
   const std::size_t offset = b * s.lq * s.d_model + bh % s.heads * dk;
   simd::AttentionHeadArgs args{buf.q + offset,
                                s.d_model,
-                               buf.keys + bg * p.keys_stride,
-                               buf.values + bg * p.values_stride,
-                               first + p.k_rows.valid(b),
+                               keys.keys,
+                               keys.values,
+                               Min(keys.length, keys.slots),
                                dk,
-                               1.0f / std::sqrt(static_cast<float>(dk)),
+                               m.scale,
                                buf.concat + offset,
                                s.d_model};
+  args.softcap = m.softcap;
+  if (!m.sinks.empty()) args.sink = m.sinks[bh % s.heads];
+  // A cross-attention memory's frames have no positions in the decoder's sequence.
+  args.mask.window = pass.call.memory != nullptr ? 0 : m.window;
+  if (keys.length > keys.slots) {  // the cache's ring has wrapped
+    args.mask.ring = keys.slots;
+    args.mask.ring_last = keys.length - 1;
+  }
   if (o.attn_mask != nullptr) {
     args.mask.additive = o.attn_mask + (o.mask_per_head ? bh * p.head_weights_size : 0);
     args.mask.ld_additive = s.lk;
   }
   if (o.key_padding != nullptr) args.mask.key_bias = buf.key_bias + b * s.lk;
   args.mask.causal = o.causal;
-  args.mask.causal_offset = o.causal_offset;
+  args.mask.causal_offset = keys.cached;
   if (buf.head_weights != nullptr) {
     args.weights = buf.head_weights + bh * p.head_weights_size;
     args.ldw = s.lk;

@@ -19,6 +19,8 @@ struct ForwardPass {
 void QuantizeInputs(const ForwardPass& pass);
 // Q, K and V projections into the plan's q, k and v rows.
 void ProjectInputs(const ForwardPass& pass);
+// The query and key rows' per-head RMS norm and rotary embedding (StepMath), in place.
+void NormAndRotateHeads(const ForwardPass& pass);
 // Each (batch item, key/value head)'s keys and values into the attention core's packed layout,
 // in the workspace or appended to the cache; the key padding mask as an additive bias.
 void PackKeysValues(const ForwardPass& pass);

@@ -4,6 +4,7 @@
 
 #include "runtime/workspace.h"
 #include "simd/attention.h"
+#include "simd/qk_transforms.h"
 #include "simd/quantize.h"
 
 namespace edgeattn {
@@ -43,23 +44,31 @@ ForwardPlan PlanForward(const ForwardCall& call, std::size_t workers) {
   const MhaShape& s = call.shape;
   const MhaOptions& o = call.options;
   const std::size_t dk = s.head_dim();
+  // Keys and values from a memory were projected before: none to project or pack here.
+  const std::size_t lk_projected = call.memory != nullptr ? 0 : s.lk;
   const std::size_t rows_q = s.batch * s.lq;
-  const std::size_t rows_k = s.batch * s.lk;
+  const std::size_t rows_k = s.batch * lk_projected;
   const std::size_t kv_count = s.batch * s.kv_heads;
   ForwardPlan p;
   p.q_rows = {s.batch, s.lq, o.query_lengths};
-  p.k_rows = {s.batch, s.lk, o.key_lengths};
+  p.k_rows = {s.batch, lk_projected, o.key_lengths};
   p.quantize = call.weights.q.kernel().activations == simd::ActivationType::kQd8;
   p.block = call.weights.q.view().block;
   p.k_is_q = SameRows(call.xq, p.q_rows, call.xk, p.k_rows);
   p.v_is_q = SameRows(call.xq, p.q_rows, call.xv, p.k_rows);
   p.v_is_k = call.xv == call.xk;  // key and value always have the same shape and lengths
-  p.keys_stride = call.cache != nullptr ? call.cache->keys_stride
-                                        : PackedHeadStride(call.attention.keys_bytes(s.lk, dk));
-  p.values_stride = call.cache != nullptr
-                        ? call.cache->values_stride
-                        : PackedHeadStride(call.attention.values_bytes(s.lk, dk));
+  if (call.cache != nullptr) {
+    p.keys_stride = call.cache->keys_stride;
+    p.values_stride = call.cache->values_stride;
+  } else if (call.memory != nullptr) {
+    p.keys_stride = call.memory->keys_stride;
+    p.values_stride = call.memory->values_stride;
+  } else {
+    p.keys_stride = PackedHeadStride(call.attention.keys_bytes(s.lk, dk));
+    p.values_stride = PackedHeadStride(call.attention.values_bytes(s.lk, dk));
+  }
   p.scratch_size = call.attention.scratch_floats(dk);
+  p.rotary_tables_size = 2 * simd::RotaryTableSize(call.math.rotary_dim);
   p.head_weights_size = s.lq * s.lk;
   p.query_chunks = DivCeil(s.lq, kQueryChunk);
 
@@ -69,10 +78,11 @@ ForwardPlan PlanForward(const ForwardCall& call, std::size_t workers) {
   p.at.k = layout.Add(rows_k * s.kv_dim());
   p.at.v = layout.Add(rows_k * s.kv_dim());
   p.at.concat = layout.Add(rows_q * s.d_model);
-  p.at.keys = layout.Add(call.cache != nullptr ? 0 : kv_count * p.keys_stride / sizeof(float));
-  p.at.values =
-      layout.Add(call.cache != nullptr ? 0 : kv_count * p.values_stride / sizeof(float));
+  const bool own_keys = call.cache == nullptr && call.memory == nullptr;
+  p.at.keys = layout.Add(own_keys ? kv_count * p.keys_stride / sizeof(float) : 0);
+  p.at.values = layout.Add(own_keys ? kv_count * p.values_stride / sizeof(float) : 0);
   p.at.scratch = layout.Add(workers * p.scratch_size);
+  p.at.rotary_tables = layout.Add(workers * p.rotary_tables_size);
   p.at.key_bias = layout.Add(o.key_padding != nullptr ? rows_k : 0);
   p.at.head_weights = layout.Add(averaged ? s.batch * s.heads * p.head_weights_size : 0);
   if (p.quantize) {
@@ -105,6 +115,7 @@ ForwardBuffers PlaceBuffers(const ForwardPlan& plan, const ForwardCall& call, fl
   b.values = call.cache != nullptr ? static_cast<std::uint8_t*>(call.cache->values)
                                    : bytes(plan.at.values);
   b.scratch = base + plan.at.scratch;
+  b.rotary_tables = base + plan.at.rotary_tables;
   b.key_bias = base + plan.at.key_bias;
   b.head_weights = averaged ? base + plan.at.head_weights : call.options.weights;
   b.xq8 = quantized(plan.at.xq8);

@@ -16,6 +16,7 @@ namespace edgeattn {
 struct ForwardCall {
   const MhaProjections& weights;
   const simd::AttentionKernel& attention;
+  const StepMath& math;
   const MhaShape& shape;
   const MhaOptions& options;
   const float* xq;
@@ -23,6 +24,8 @@ struct ForwardCall {
   const float* xv;
   float* y;
   const KvStore* cache;  // null: keys and values live in the workspace
+  // Keys and values projected earlier (then xk and xv are null and cache is null).
+  const KvMemory* memory = nullptr;
 };
 
 // Query rows per attention work item: large enough that an item amortises streaming its head's
@@ -36,6 +39,7 @@ struct ForwardPlan {
   bool k_is_q, v_is_q, v_is_k;         // inputs that are the same rows share quantized rows
   std::size_t keys_stride, values_stride;  // bytes per (batch item, key/value head)
   std::size_t scratch_size;            // floats of attention scratch per worker
+  std::size_t rotary_tables_size;      // floats of rotary cos and sin tables per worker
   std::size_t head_weights_size;       // floats of one head's attention weights [Lq, Lk]
   std::size_t query_chunks;            // attention items per (batch item, head)
 
@@ -45,7 +49,7 @@ struct ForwardPlan {
     std::size_t q, scales, count, channel, value;
   };
   struct Offsets {
-    std::size_t q, k, v, concat, keys, values, scratch, key_bias, head_weights;
+    std::size_t q, k, v, concat, keys, values, scratch, rotary_tables, key_bias, head_weights;
     QuantizedAt xq8, xk8, xv8, concat8;
   } at;
   std::size_t workspace_floats;
@@ -60,7 +64,7 @@ std::size_t PackedHeadStride(std::size_t bytes);
 
 // The plan's buffers in one workspace reservation (keys and values in the cache, if any).
 struct ForwardBuffers {
-  float *q, *k, *v, *concat, *scratch, *key_bias;
+  float *q, *k, *v, *concat, *scratch, *rotary_tables, *key_bias;
   std::uint8_t *keys, *values;  // in the attention kernel's layout
   float* head_weights;  // per-head weights: the caller's buffer, or the workspace when averaged
   QuantizedRows xq8, xk8, xv8, concat8;

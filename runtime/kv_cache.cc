@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstring>
 #include <new>
 #include <string>
@@ -11,8 +12,6 @@
 #include "simd/attention.h"
 
 namespace edgeattn {
-namespace {
-
 hwy::AlignedFreeUniquePtr<std::uint8_t[]> ZeroedBytes(std::size_t n) {
   auto p = hwy::AllocateAligned<std::uint8_t>(n);
   if (!p) throw std::bad_alloc();
@@ -20,11 +19,19 @@ hwy::AlignedFreeUniquePtr<std::uint8_t[]> ZeroedBytes(std::size_t n) {
   return p;
 }
 
-}  // namespace
+void CheckCapacity(std::size_t max_length, std::size_t batch) {
+  if (max_length < 1 || max_length > kMaxSequenceLength) {
+    throw Error("max_length: expected a value in [1, " + Str(kMaxSequenceLength) + "], got " +
+                Str(max_length));
+  }
+  if (batch < 1 || batch > kMaxBatch) {
+    throw Error("batch: expected a value in [1, " + Str(kMaxBatch) + "], got " + Str(batch));
+  }
+}
 
 const char kCacheBusy[] =
     "cache: already in use by another call on another thread (a KvCache serves one Decode, "
-    "Truncate or Clear at a time)";
+    "Truncate, Reorder or Clear at a time)";
 
 KvCache::State& LiveCacheState(const std::unique_ptr<KvCache::State>& state) {
   if (state == nullptr) throw Error("KvCache: moved-from (it holds no cache)");
@@ -33,23 +40,25 @@ KvCache::State& LiveCacheState(const std::unique_ptr<KvCache::State>& state) {
 
 KvCache::KvCache(const MultiheadAttention& mha, std::size_t max_length, std::size_t batch) {
   const Config& config = mha.config();
-  if (max_length < 1 || max_length > kMaxSequenceLength) {
-    throw Error("max_length: expected a value in [1, " + Str(kMaxSequenceLength) + "], got " +
-                Str(max_length));
-  }
-  if (batch < 1 || batch > kMaxBatch) {
-    throw Error("batch: expected a value in [1, " + Str(kMaxBatch) + "], got " + Str(batch));
-  }
+  CheckCapacity(max_length, batch);
   auto s = std::make_unique<State>();
   s->d_model = config.d_model;
   s->heads = config.num_heads;
   s->kv_heads = KvHeads(config);
   s->batch = batch;
   s->max_length = max_length;
+  s->lengths.assign(batch, 0);
+  s->oldest.assign(batch, 0);
+  s->window = config.math.window;
+  s->slots = max_length;
+  if (s->window != 0) {
+    const std::size_t ring = DivCeil(s->window + kRingSlack - 1, kRingSlack) * kRingSlack;
+    s->slots = Min(ring, max_length);
+  }
   const std::size_t dk = config.d_model / config.num_heads;
   s->attention = simd::FindAttentionKernel(simd::KvType::kF32, mha.attention_kernel());
-  s->keys_stride = PackedHeadStride(s->attention->keys_bytes(max_length, dk));
-  s->values_stride = PackedHeadStride(s->attention->values_bytes(max_length, dk));
+  s->keys_stride = PackedHeadStride(s->attention->keys_bytes(s->slots, dk));
+  s->values_stride = PackedHeadStride(s->attention->values_bytes(s->slots, dk));
   s->keys = ZeroedBytes(batch * s->kv_heads * s->keys_stride);
   s->values = ZeroedBytes(batch * s->kv_heads * s->values_stride);
   state_ = std::move(s);
@@ -59,32 +68,112 @@ KvCache::~KvCache() = default;
 KvCache::KvCache(KvCache&&) noexcept = default;
 KvCache& KvCache::operator=(KvCache&&) noexcept = default;
 
-std::size_t KvCache::length() const { return LiveCacheState(state_).length; }
+std::size_t KvCache::length() const {
+  const State& s = LiveCacheState(state_);
+  return *std::max_element(s.lengths.begin(), s.lengths.end());
+}
+
+std::size_t KvCache::length(std::size_t item) const {
+  const State& s = LiveCacheState(state_);
+  if (item >= s.batch) {
+    throw Error("item: expected a sequence in [0, " + Str(s.batch - 1) + "], got " + Str(item));
+  }
+  return s.lengths[item];
+}
+
 std::size_t KvCache::max_length() const { return LiveCacheState(state_).max_length; }
 std::size_t KvCache::batch() const { return LiveCacheState(state_).batch; }
+std::size_t KvCache::slots() const { return LiveCacheState(state_).slots; }
 std::size_t KvCache::bytes() const {
   const State& s = LiveCacheState(state_);
-  return s.batch * s.kv_heads * (s.keys_stride + s.values_stride);
+  return s.batch * (s.item_keys_bytes() + s.item_values_bytes());
 }
 
 void KvCache::Clear() {
   State& s = LiveCacheState(state_);
   const ExclusiveUse use(s.busy, kCacheBusy);
-  s.length = 0;
+  std::fill(s.lengths.begin(), s.lengths.end(), 0);
+  std::fill(s.oldest.begin(), s.oldest.end(), 0);
+}
+
+namespace {
+
+// A windowed cache's next step from `length` sees the window before it: the ring of sequence b
+// must still hold it.
+void CheckRingHolds(const char* name, const KvCache::State& s, std::size_t b,
+                    std::size_t length) {
+  const std::size_t needed = s.window != 0 && length >= s.window ? length - s.window + 1 : 0;
+  if (needed >= s.oldest[b]) return;
+  throw Error(std::string(name) + ": expected at least " + Str(s.oldest[b] + s.window - 1) +
+              " (the ring of " + Str(s.slots) + " slots holds positions from " +
+              Str(s.oldest[b]) + ", and a window of " + Str(s.window) +
+              " needs those before the new length), got " + Str(length));
+}
+
+}  // namespace
+
+void AppendedPositions(KvCache::State& cache, std::size_t b, std::size_t n) {
+  std::size_t& length = cache.lengths[b];
+  length += n;
+  if (length > cache.slots) cache.oldest[b] = std::max(cache.oldest[b], length - cache.slots);
 }
 
 void KvCache::Truncate(std::size_t length) {
   State& s = LiveCacheState(state_);
   const ExclusiveUse use(s.busy, kCacheBusy);
-  if (length > s.length) {
-    throw Error("length: expected at most the cached length " + Str(s.length) + ", got " +
+  const std::size_t longest = *std::max_element(s.lengths.begin(), s.lengths.end());
+  if (length > longest) {
+    throw Error("length: expected at most the cached length " + Str(longest) + ", got " +
                 Str(length));
   }
-  s.length = length;
+  for (std::size_t b = 0; b < s.batch; ++b) {
+    if (length < s.lengths[b]) CheckRingHolds("length", s, b, length);
+  }
+  for (std::size_t& l : s.lengths) l = std::min(l, length);
 }
 
+void KvCache::Truncate(Span<const std::size_t> lengths) {
+  State& s = LiveCacheState(state_);
+  const ExclusiveUse use(s.busy, kCacheBusy);
+  if (lengths.data == nullptr) throw Error("lengths: expected a buffer, got null");
+  if (lengths.size != s.batch) {
+    throw Error("lengths: expected " + Str(s.batch) + " values [batch], got " +
+                Str(lengths.size));
+  }
+  for (std::size_t b = 0; b < s.batch; ++b) {
+    if (lengths.data[b] > s.lengths[b]) {
+      throw Error("lengths[" + Str(b) + "]: expected at most the sequence's cached length " +
+                  Str(s.lengths[b]) + ", got " + Str(lengths.data[b]));
+    }
+    CheckRingHolds(("lengths[" + Str(b) + "]").c_str(), s, b, lengths.data[b]);
+  }
+  std::copy(lengths.data, lengths.data + s.batch, s.lengths.begin());
+}
+
+namespace {
+
+// The room left in sequence b for a step of `step` positions, or an error naming `name`.
+void CheckRoom(const char* name, const KvCache::State& cache, std::size_t b, std::size_t step) {
+  const std::size_t room = cache.max_length - cache.lengths[b];
+  const std::size_t ring_step = cache.slots - cache.window + 1;
+  if (cache.window != 0 && cache.lengths[b] + step > cache.slots && step > ring_step) {
+    throw Error(std::string(name) + ": a step of a windowed cache (window " + Str(cache.window) +
+                ", " + Str(cache.slots) + " slots) adds at most " + Str(ring_step) +
+                " positions once the ring is full, got " + Str(step));
+  }
+  if (step <= room) return;
+  const bool same = std::equal(cache.lengths.begin() + 1, cache.lengths.end(),
+                               cache.lengths.begin());
+  throw Error(std::string(name) + ": the cache" + (same ? std::string() : "'s sequence " + Str(b)) +
+              " holds " + Str(cache.lengths[b]) + " of " + Str(cache.max_length) +
+              " positions, room for " + Str(room) + ", got " + Str(step));
+}
+
+}  // namespace
+
 MhaShape ValidateDecode(const Config& config, const simd::AttentionKernel& attention,
-                        const ConstTensor& x, const Tensor& out, const KvCache::State& cache) {
+                        const ConstTensor& x, const Tensor& out,
+                        const Span<const std::size_t>& step_lengths, const KvCache::State& cache) {
   if (cache.d_model != config.d_model || cache.heads != config.num_heads ||
       cache.kv_heads != KvHeads(config)) {
     throw Error("cache: made for d_model " + Str(cache.d_model) + ", " + Str(cache.heads) +
@@ -109,10 +198,17 @@ MhaShape ValidateDecode(const Config& config, const simd::AttentionKernel& atten
     throw Error("x.batch: expected the cache's batch " + Str(cache.batch) + ", got " +
                 Str(x.batch));
   }
-  if (x.length > cache.max_length - cache.length) {
-    throw Error("x.length: the cache holds " + Str(cache.length) + " of " +
-                Str(cache.max_length) + " positions, room for " +
-                Str(cache.max_length - cache.length) + ", got " + Str(x.length));
+  if (CheckLengths("step_lengths", step_lengths, x.batch, x.length) == nullptr) {
+    for (std::size_t b = 0; b < x.batch; ++b) CheckRoom("x.length", cache, b, x.length);
+    return shape;
+  }
+  for (std::size_t b = 0; b < x.batch; ++b) {
+    CheckRoom(("step_lengths[" + Str(b) + "]").c_str(), cache, b, step_lengths.data[b]);
+  }
+  // The output's padding rows are written while the step lengths are read.
+  if (Overlap(out.data, out.batch * out.length * out.features * sizeof(float), step_lengths.data,
+              step_lengths.size * sizeof(std::size_t))) {
+    throw Error("out: expected a buffer apart from step_lengths, got one that overlaps it");
   }
   return shape;
 }

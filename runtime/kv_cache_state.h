@@ -1,5 +1,6 @@
 // What a KvCache holds: packed keys and values per (sequence, key/value head), in the layout
-// of the operator's attention kernel, for up to max_length positions.
+// of the operator's attention kernel, in `slots` slots: max_length, or for a windowed operator
+// a ring of a little more than the window (position p in slot p % slots).
 #ifndef EDGEATTN_RUNTIME_KV_CACHE_STATE_H_
 #define EDGEATTN_RUNTIME_KV_CACHE_STATE_H_
 
@@ -7,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "edgeattn/edgeattn.hpp"
 #include "hwy/aligned_allocator.h"
@@ -15,25 +17,54 @@
 
 namespace edgeattn {
 
-struct KvCache::State {
+struct EDGEATTN_HIDDEN KvCache::State {
   std::size_t d_model, heads, kv_heads;  // of the operator it was made for
   std::size_t batch, max_length;
-  std::size_t length = 0;
+  std::size_t window;  // the operator's (0: none)
+  std::size_t slots;
+  std::vector<std::size_t> lengths;  // positions cached, per sequence
+  std::vector<std::size_t> oldest;   // the first position each sequence's ring still holds
   const simd::AttentionKernel* attention;   // whose layout the keys and values are in
   std::size_t keys_stride, values_stride;  // bytes per (sequence, key/value head)
   hwy::AlignedFreeUniquePtr<std::uint8_t[]> keys, values;
-  std::atomic<bool> busy{false};  // a decode step, Truncate or Clear is running (ExclusiveUse)
+  std::atomic<bool> busy{false};  // a decode step or a change of lengths or order (ExclusiveUse)
+
+  // Reorder's scratch, made by its first call: one sequence's keys and values (a cycle of
+  // moves needs one of them set aside), the indices (copied first: the caller's buffer may be
+  // anything), and per-sequence counts and lengths.
+  struct ReorderScratch {
+    hwy::AlignedFreeUniquePtr<std::uint8_t[]> item;
+    std::vector<std::size_t> from, readers, lengths, oldest;
+    std::vector<bool> done;
+  } reorder;
+
+  // Bytes of one sequence's keys and values (every key/value head).
+  std::size_t item_keys_bytes() const { return kv_heads * keys_stride; }
+  std::size_t item_values_bytes() const { return kv_heads * values_stride; }
 };
+
+// Shared by KvCache and CrossAttentionMemory: checks their max_length and batch, and allocates
+// their zeroed, aligned buffers.
+void CheckCapacity(std::size_t max_length, std::size_t batch);
+hwy::AlignedFreeUniquePtr<std::uint8_t[]> ZeroedBytes(std::size_t n);
 
 // The state of a cache that has not been moved from; throws edgeattn::Error otherwise.
 KvCache::State& LiveCacheState(const std::unique_ptr<KvCache::State>& state);
 // The error of a cache used by two calls at once (ExclusiveUse).
 extern const char kCacheBusy[];
 
-// Checks a decode step's input and output against the configuration and the cache; returns the
-// step's shape (lq = lk = new positions).
+// Slots of a windowed cache: the window plus a panel of keys, so that a step of up to
+// slots - window + 1 positions overwrites none its rows see, and Truncate can roll that far back.
+inline constexpr std::size_t kRingSlack = 64;
+
+// Records n positions appended to sequence b by a decode step (and what its ring overwrote).
+void AppendedPositions(KvCache::State& cache, std::size_t b, std::size_t n);
+
+// Checks a decode step's input, output and per-sequence step lengths (null: x.length each)
+// against the configuration and the cache; returns the step's shape (lq = lk = x.length).
 MhaShape ValidateDecode(const Config& config, const simd::AttentionKernel& attention,
-                        const ConstTensor& x, const Tensor& out, const KvCache::State& cache);
+                        const ConstTensor& x, const Tensor& out,
+                        const Span<const std::size_t>& step_lengths, const KvCache::State& cache);
 
 }  // namespace edgeattn
 

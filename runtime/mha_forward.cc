@@ -7,18 +7,50 @@ namespace edgeattn {
 
 // A plan of named phases over one workspace reservation.
 void MhaForward(const MhaProjections& weights, const simd::AttentionKernel& attention,
-                const MhaShape& shape, const MhaOptions& options, const float* xq,
-                const float* xk, const float* xv, float* y, const KvStore* cache,
+                const StepMath& math, const MhaShape& shape, const MhaOptions& options,
+                const float* xq, const float* xk, const float* xv, float* y, const KvStore* cache,
                 Executor& executor, Workspace& workspace) {
-  const ForwardCall call{weights, attention, shape, options, xq, xk, xv, y, cache};
+  const ForwardCall call{weights, attention, math, shape, options, xq, xk, xv, y, cache};
   const ForwardPlan plan = PlanForward(call, executor.workers());
   const ForwardBuffers buffers = PlaceBuffers(plan, call, workspace.Reserve(plan.workspace_floats));
   const ForwardPass pass{call, plan, buffers, executor};
   if (plan.quantize) QuantizeInputs(pass);
   ProjectInputs(pass);
+  if (math.transforms_heads()) NormAndRotateHeads(pass);
   PackKeysValues(pass);
   Attend(pass);
   if (options.weights_mode == AttentionWeights::kAveraged) AverageWeights(pass);
+  ProjectOutput(pass);
+}
+
+void MhaProjectKeysValues(const MhaProjections& weights, const simd::AttentionKernel& attention,
+                          const StepMath& math, const MhaShape& shape, const MhaOptions& options, const float* x,
+                          const KvStore& cache, Executor& executor, Workspace& workspace) {
+  MhaShape keys_only = shape;
+  keys_only.lq = 0;
+  const ForwardCall call{weights, attention, math, keys_only, options, nullptr, x, x, nullptr,
+                         &cache};
+  const ForwardPlan plan = PlanForward(call, executor.workers());
+  const ForwardBuffers buffers = PlaceBuffers(plan, call, workspace.Reserve(plan.workspace_floats));
+  const ForwardPass pass{call, plan, buffers, executor};
+  if (plan.quantize) QuantizeInputs(pass);
+  ProjectInputs(pass);
+  if (math.transforms_heads()) NormAndRotateHeads(pass);
+  PackKeysValues(pass);
+}
+
+void MhaAttendMemory(const MhaProjections& weights, const simd::AttentionKernel& attention,
+                     const StepMath& math, const MhaShape& shape, const MhaOptions& options, const float* xq, float* y,
+                     const KvMemory& memory, Executor& executor, Workspace& workspace) {
+  const ForwardCall call{weights, attention, math,    shape,   options, xq,
+                         nullptr, nullptr,   y,       nullptr, &memory};
+  const ForwardPlan plan = PlanForward(call, executor.workers());
+  const ForwardBuffers buffers = PlaceBuffers(plan, call, workspace.Reserve(plan.workspace_floats));
+  const ForwardPass pass{call, plan, buffers, executor};
+  if (plan.quantize) QuantizeInputs(pass);
+  ProjectInputs(pass);
+  if (math.transforms_heads()) NormAndRotateHeads(pass);
+  Attend(pass);
   ProjectOutput(pass);
 }
 

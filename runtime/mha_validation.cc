@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "runtime/attention_math.h"
 #include "runtime/text_checks.h"
 
 namespace edgeattn {
@@ -60,27 +61,6 @@ void CheckSize(const char* name, const Span<T>& span, std::size_t expected, cons
   }
 }
 
-const std::size_t* CheckLengths(const char* name, const Span<const std::size_t>& lengths,
-                                std::size_t batch, std::size_t length) {
-  if (!Present(name, lengths)) return nullptr;
-  CheckSize(name, lengths, batch, "[batch]");
-  for (std::size_t b = 0; b < batch; ++b) {
-    if (lengths.data[b] > length) {
-      throw Error(std::string(name) + "[" + Str(b) + "]: expected a length in [0, " +
-                  Str(length) + "], got " + Str(lengths.data[b]));
-    }
-  }
-  return lengths.data;
-}
-
-// True when the byte ranges [a, a + a_bytes) and [b, b + b_bytes) share a byte.
-bool Overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
-  if (a == nullptr || b == nullptr || a_bytes == 0 || b_bytes == 0) return false;
-  const auto a0 = reinterpret_cast<std::uintptr_t>(a);
-  const auto b0 = reinterpret_cast<std::uintptr_t>(b);
-  return a0 < b0 + b_bytes && b0 < a0 + a_bytes;
-}
-
 template <class T>
 std::size_t Bytes(const Span<T>& span) {
   return span.size * sizeof(T);
@@ -115,6 +95,27 @@ void CheckOutputsApart(const MhaShape& s, const Tensor& out, const ForwardOption
 }
 
 }  // namespace
+
+const std::size_t* CheckLengths(const char* name, const Span<const std::size_t>& lengths,
+                                std::size_t batch, std::size_t length) {
+  if (!Present(name, lengths)) return nullptr;
+  CheckSize(name, lengths, batch, "[batch]");
+  for (std::size_t b = 0; b < batch; ++b) {
+    if (lengths.data[b] > length) {
+      throw Error(std::string(name) + "[" + Str(b) + "]: expected a length in [0, " +
+                  Str(length) + "], got " + Str(lengths.data[b]));
+    }
+  }
+  return lengths.data;
+}
+
+// True when the byte ranges [a, a + a_bytes) and [b, b + b_bytes) share a byte.
+bool Overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
+  if (a == nullptr || b == nullptr || a_bytes == 0 || b_bytes == 0) return false;
+  const auto a0 = reinterpret_cast<std::uintptr_t>(a);
+  const auto b0 = reinterpret_cast<std::uintptr_t>(b);
+  return a0 < b0 + b_bytes && b0 < a0 + a_bytes;
+}
 
 void ValidateTensor(const char* name, const ConstTensor& t, std::size_t d_model) {
   // The shape first: an empty tensor's data may well be null, and its length is the news.
@@ -153,6 +154,7 @@ void ValidateConfig(const Config& config) {
     throw Error("Config.int8_block: expected a multiple of 4 in [4, " + Str(kMaxInt8Block) +
                 "], got " + Str(config.int8_block));
   }
+  ValidateAttentionMath(config);
 }
 
 std::size_t KvHeads(const Config& config) {
@@ -204,6 +206,7 @@ void ValidateWeights(const Config& config, const WeightsView& weights) {
   }
   CheckSpan("out_proj.weight", weights.out_proj_weight, d * d, dd, false);
   CheckSpan("out_proj.bias", weights.out_proj_bias, d, "[" + Str(d) + "]", true);
+  ValidateMathWeights(config, weights);
 }
 
 ProjectionWeights SplitProjections(const Config& config, const WeightsView& weights) {
@@ -256,6 +259,9 @@ MhaShape ValidateForward(const Config& config, const ConstTensor& query, const C
   const MhaShape shape{query.batch, query.length,     key.length,
                        config.d_model, config.num_heads, KvHeads(config)};
   *resolved = ResolveOptions(shape, options);
+  resolved->positions = CheckPositions("positions", options.positions, shape.lq, config.math);
+  resolved->key_positions =
+      CheckPositions("key_positions", options.key_positions, shape.lk, config.math);
   CheckOutputsApart(shape, out, options);
   return shape;
 }

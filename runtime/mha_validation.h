@@ -23,6 +23,13 @@ struct ProjectionWeights {
 };
 ProjectionWeights SplitProjections(const Config& config, const WeightsView& weights);
 
+// An optional lengths array (null data: absent, returns null) of `batch` values in [0, length].
+const std::size_t* CheckLengths(const char* name, const Span<const std::size_t>& lengths,
+                                std::size_t batch, std::size_t length);
+
+// True when the byte ranges [a, a + a_bytes) and [b, b + b_bytes) share a byte.
+bool Overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes);
+
 // Checks a [batch, length, d_model] tensor argument named `name`.
 void ValidateTensor(const char* name, const ConstTensor& t, std::size_t d_model);
 void ValidateTensor(const char* name, const Tensor& t, std::size_t d_model);

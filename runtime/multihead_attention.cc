@@ -27,11 +27,11 @@ const MultiheadAttention::Impl& Live(const std::unique_ptr<MultiheadAttention::I
   return *impl;
 }
 
-constexpr char kContextBusy[] =
+}  // namespace
+
+const char kContextBusy[] =
     "context: already in use by another call on another thread (use one Context per calling "
     "thread)";
-
-}  // namespace
 
 const simd::ProjectionKernel& ChooseProjectionKernel(const Config& config) {
   const simd::WeightType type = WeightTypeOf(config.precision);
@@ -87,6 +87,7 @@ MultiheadAttention::MultiheadAttention(const Config& config, const WeightsView& 
   const ProjectionWeights w = SplitProjections(config, weights);
   auto impl = std::make_unique<Impl>();
   impl->config = config;
+  impl->math = ResolveStepMath(config, &weights);
   if (kernel.weights == simd::WeightType::kQc8) {
     const QuantizedMatrix q = QuantizePerChannel(w.q, d, d);
     const QuantizedMatrix k = QuantizePerChannel(w.k, kvd, d);
@@ -137,6 +138,7 @@ MultiheadAttention MultiheadAttention::LoadLayer(const SafetensorsFile& file,
   MultiheadAttention mha;
   mha.impl_ = std::make_unique<Impl>();
   mha.impl_->config = layer.config;
+  mha.impl_->math = ResolveStepMath(layer.config, nullptr);
   if (layer.int8) {
     mha.impl_->BuildInt8(layer.int8_weights);
   } else {
@@ -223,7 +225,7 @@ void MultiheadAttention::Forward(Context& context, ConstTensor query, ConstTenso
   const MhaShape shape = ValidateForward(impl.config, query, key, value, out, options, &resolved);
   Context::State& state = *context.state_;
   const ExclusiveUse use(state.busy, kContextBusy);
-  MhaForward(impl.projections, *impl.attention, shape, resolved, query.data, key.data,
+  MhaForward(impl.projections, *impl.attention, impl.math, shape, resolved, query.data, key.data,
              value.data, out.data, nullptr, *state.executor, state.workspace);
 }
 
@@ -240,19 +242,27 @@ void MultiheadAttention::Forward(Context& context, ConstTensor x, Tensor out,
 
 void MultiheadAttention::Decode(Context& context, ConstTensor x, KvCache& cache,
                                 Tensor out) const {
+  Decode(context, x, cache, out, {});
+}
+
+void MultiheadAttention::Decode(Context& context, ConstTensor x, KvCache& cache, Tensor out,
+                                Span<const std::size_t> step_lengths) const {
   const Impl& impl = Live(impl_);
   KvCache::State& c = LiveCacheState(cache.state_);
   const ExclusiveUse cache_use(c.busy, kCacheBusy);
-  const MhaShape shape = ValidateDecode(impl.config, *impl.attention, x, out, c);
+  const MhaShape shape = ValidateDecode(impl.config, *impl.attention, x, out, step_lengths, c);
   MhaOptions options;
   options.causal = true;
-  options.causal_offset = c.length;
-  const KvStore store{c.keys.get(), c.values.get(), c.keys_stride, c.values_stride, c.length};
+  options.query_lengths = options.key_lengths = step_lengths.data;
+  const KvStore store{c.keys.get(),   c.values.get(),   c.keys_stride,
+                      c.values_stride, c.lengths.data(), c.slots};
   Context::State& state = *context.state_;
   const ExclusiveUse context_use(state.busy, kContextBusy);
-  MhaForward(impl.projections, *impl.attention, shape, options, x.data, x.data, x.data,
-             out.data, &store, *state.executor, state.workspace);
-  c.length += x.length;
+  MhaForward(impl.projections, *impl.attention, impl.math, shape, options, x.data, x.data,
+             x.data, out.data, &store, *state.executor, state.workspace);
+  for (std::size_t b = 0; b < c.batch; ++b) {
+    AppendedPositions(c, b, step_lengths.data != nullptr ? step_lengths.data[b] : x.length);
+  }
 }
 
 }  // namespace edgeattn

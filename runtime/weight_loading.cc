@@ -142,14 +142,27 @@ FloatSpan FloatTensor(const SafetensorsFile& file, const std::string& name,
   return {copies->back().data(), copies->back().size()};
 }
 
-LayerWeights FindLayerWeights(const SafetensorsFile& file, const LoadOptions& options) {
-  if (IsInt8File(file)) return ReadInt8Layer(file, options);
+namespace {
+
+LayerWeights ReadFloatLayer(const SafetensorsFile& file, const LoadOptions& options) {
   const NameRules rules{NormalizePrefix(options.prefix), options.strict, options.no_bias};
   const MatchedNames names = MatchLayerNames(TensorNames(file), rules, file.source());
   LayerWeights layer;
   layer.config = FloatConfig(file, names, options);
   ViewHalfWeights(file, names, &layer);
   ViewFloatTensors(file, names, &layer);
+  return layer;
+}
+
+}  // namespace
+
+LayerWeights FindLayerWeights(const SafetensorsFile& file, const LoadOptions& options) {
+  LayerWeights layer =
+      IsInt8File(file) ? ReadInt8Layer(file, options) : ReadFloatLayer(file, options);
+  // What the file does not record: the attention kernel and the attention step's maths.
+  layer.config.attention_kernel = options.attention_kernel;
+  layer.config.math = options.math;
+  ValidateConfig(layer.config);
   return layer;
 }
 

@@ -33,7 +33,7 @@ namespace simd {
 size_t F32KeysBytes(size_t lk, size_t dk);
 size_t F32ValuesBytes(size_t lk, size_t dk);
 void PackF32KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t first,
-                       size_t count, size_t dk, void* keys, void* values);
+                       size_t count, size_t stored, size_t dk, void* keys, void* values);
 size_t F32AttentionScratch(size_t dk);
 }  // namespace simd
 }  // namespace edgeattn
@@ -56,7 +56,9 @@ HWY_INLINE void ScoreTile(const AttentionHeadArgs& args, const float* HWY_RESTRI
                 kAttentionKeyTile);
   }
   for (size_t r = 0; r < rows; ++r) {
-    ApplyMaskRow(args.mask, i0 + r, t0, keys, scores + r * kAttentionKeyTile);
+    float* HWY_RESTRICT row = scores + r * kAttentionKeyTile;
+    if (args.softcap > 0.0f) SoftcapRowF32(row, keys, args.softcap);
+    ApplyMaskRow(args.mask, i0 + r, t0, keys, row);
   }
 }
 
@@ -82,15 +84,20 @@ HWY_NOINLINE void RunF32Attention(const AttentionHeadArgs& args, size_t q_begin,
     const size_t rows = HWY_MIN(rows_per_block, q_end - i0);
     // No row of this block sees a key past its last row's limit.
     const size_t lk_block = args.mask.VisibleEnd(i0 + rows - 1, args.lk);
+    // The first tile holding a key the block's first row sees (a window's start); the tile grid
+    // stays on multiples of the tile, so that tiles start on key panels.
+    const size_t t_begin = args.mask.VisibleBegin(i0) / kAttentionKeyTile * kAttentionKeyTile;
     for (size_t r = 0; r < rows; ++r) {
       // Folding the scale into Q costs dk multiplies per row instead of lk.
       StoreRowScaledF32(args.q + (i0 + r) * args.ldq, dk, args.scale, q_block + r * ldq_block);
       FillRowF32(acc + r * ldacc, ldacc, 0.0f);
-      row_max[r] = -kInf;
-      row_sum[r] = 0.0f;
+      // The sink is a key of value zero that every row sees: it starts the running maximum
+      // and adds exp(sink - max) to the sum (nothing with no sink: exp(-inf) = 0).
+      row_max[r] = args.sink;
+      row_sum[r] = args.sink == -kInf ? 0.0f : 1.0f;
       row_bad[r] = false;
     }
-    for (size_t t0 = 0; t0 < lk_block; t0 += kAttentionKeyTile) {
+    for (size_t t0 = t_begin; t0 < lk_block; t0 += kAttentionKeyTile) {
       const size_t keys = HWY_MIN(kAttentionKeyTile, lk_block - t0);
       if (TileMasked(args.mask, i0, rows, t0, keys)) continue;
       ScoreTile(args, q_block, ldq_block, i0, rows, t0, keys, scores);

@@ -30,7 +30,8 @@ size_t F32KeysBytes(size_t lk, size_t dk) { return PackedGemmWeightsSize(lk, dk)
 size_t F32ValuesBytes(size_t lk, size_t dk) { return (lk * dk + ValuesTail(dk)) * sizeof(float); }
 
 void PackF32KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t first,
-                       size_t count, size_t dk, void* keys_bytes, void* values_bytes) {
+                       size_t count, size_t stored, size_t dk, void* keys_bytes,
+                       void* values_bytes) {
   float* keys = static_cast<float*>(keys_bytes);
   float* values = static_cast<float*>(values_bytes);
   for (size_t t = 0; t < count; ++t) {
@@ -41,7 +42,7 @@ void PackF32KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, s
   }
   // Lanes past the last key are computed (not stored) by the tile kernel: keep them zero so
   // that no stale or uninitialised value is ever read.
-  const size_t end = first + count;
+  const size_t end = stored;
   if (end % kGemmPanelWidth != 0) {
     float* panel = keys + (end / kGemmPanelWidth) * dk * kGemmPanelWidth;
     for (size_t c = 0; c < dk; ++c) {

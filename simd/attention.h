@@ -11,6 +11,7 @@
 #ifndef EDGEATTN_SIMD_ATTENTION_H_
 #define EDGEATTN_SIMD_ATTENTION_H_
 
+#include <math.h>
 #include <stddef.h>
 
 #include <vector>
@@ -39,6 +40,12 @@ struct AttentionHeadArgs {
   float* out;   // [lq x dk] this head's columns of the concat buffer, row stride ldo
   size_t ldo;
 
+  // > 0: scaled scores s become softcap * tanh(s / softcap) before the masks.
+  float softcap = 0.0f;
+  // A logit that joins every row's softmax denominator with no value (an attention sink);
+  // -inf: none.
+  float sink = -HUGE_VALF;
+
   AttentionMask mask{};  // everything visible by default
   // Optional: the softmax probabilities [lq x lk], row stride ldw (need_weights).
   float* weights = nullptr;
@@ -60,11 +67,13 @@ struct AttentionKernel {
   // Bytes of one head's packed keys and values for lk positions.
   size_t (*keys_bytes)(size_t lk, size_t dk);
   size_t (*values_bytes)(size_t lk, size_t dk);
-  // Packs keys K [count x dk] (row stride ldk) and values V (row stride ldv) of one head as
-  // positions [first, first + count) of buffers that hold keys_bytes / values_bytes for the
-  // final length; positions [0, first) are left as they are.
+  // Packs keys K [count x dk] (row stride ldk) and values V (row stride ldv) of one head into
+  // slots [first, first + count) of buffers that hold keys_bytes / values_bytes for at least
+  // `stored` slots, stored >= first + count: the slots holding keys after the call (more than
+  // first + count when a ring's later slots are still in use). Other slots are left as they
+  // are; whatever the layout keeps past slot `stored` is zeroed.
   void (*pack)(const float* k, size_t ldk, const float* v, size_t ldv, size_t first, size_t count,
-               size_t dk, void* keys, void* values);
+               size_t stored, size_t dk, void* keys, void* values);
   // Floats of per-thread scratch for a head of width dk (64-byte aligned).
   size_t (*scratch_floats)(size_t dk);
   // Computes query rows [q_begin, q_end) of one head. A row whose scores hold NaN or +inf is

@@ -41,9 +41,10 @@ HWY_INLINE bool AllNegInfF32(const float* HWY_RESTRICT x, size_t n) {
 }
 
 // True when the mask removes keys [t0, t0 + keys) for every row [i0, i0 + rows): the tile then
-// costs nothing. (Keys past VisibleEnd are never offered: the causal limit is not checked here.)
+// costs nothing. (Keys past VisibleEnd are never offered: that limit is not checked here.)
 HWY_INLINE bool TileMasked(const AttentionMask& mask, size_t i0, size_t rows, size_t t0,
                            size_t keys) {
+  if (t0 + keys <= mask.VisibleBegin(i0)) return true;
   if (mask.key_bias != nullptr && AllNegInfF32(mask.key_bias + t0, keys)) return true;
   if (mask.additive == nullptr) return false;
   for (size_t r = 0; r < rows; ++r) {
@@ -56,12 +57,22 @@ HWY_INLINE bool TileMasked(const AttentionMask& mask, size_t i0, size_t rows, si
 // bias, and sets keys the row may not see to -inf.
 HWY_INLINE void ApplyMaskRow(const AttentionMask& mask, size_t i, size_t t0, size_t keys,
                              float* HWY_RESTRICT scores) {
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   if (mask.key_bias != nullptr) AddRowF32(scores, mask.key_bias + t0, keys);
   if (mask.additive != nullptr) AddRowF32(scores, mask.additive + i * mask.ld_additive + t0, keys);
+  if (mask.ring != 0) {
+    // A ring's positions wrap once within the slots: a test per key (decode rows are few).
+    for (size_t j = 0; j < keys; ++j) {
+      if (!mask.Sees(i, t0 + j)) scores[j] = kNegInf;
+    }
+    return;
+  }
+  const size_t begin = mask.VisibleBegin(i);
+  if (begin > t0) FillRowF32(scores, HWY_MIN(keys, begin - t0), kNegInf);
   const size_t visible = mask.VisibleEnd(i, t0 + keys);
   if (visible < t0 + keys) {
     const size_t from = visible > t0 ? visible - t0 : 0;
-    FillRowF32(scores + from, keys - from, -std::numeric_limits<float>::infinity());
+    FillRowF32(scores + from, keys - from, kNegInf);
   }
 }
 

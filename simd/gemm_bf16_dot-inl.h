@@ -1,8 +1,8 @@
 // The bf16 dot-product projection kernel, f32_bf16w_dpbf16_6x4v (contract: simd/gemm_half.h),
 // for the x86 AVX-512 targets. Highway 1.0.3 neither emits vdpbf16ps (its bf16
 // ReorderWidenMulAccumulate widens and multiplies in fp32) nor names avx512bf16 in any target
-// string, so this file adds the feature for its own functions, which run only where
-// CpuHasAvx512Bf16() says so.
+// string, so this file adds the feature for its own functions; the kernel's cpu_runs is
+// CpuHasAvx512Bf16().
 //
 // Tile: 6 rows x 64 features (4 vectors): 24 accumulators, 4 weight vectors and a broadcast
 // activation pair, as the fp32 tile on AVX-512, each vdpbf16ps doing two k steps. The tile's
@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "hwy/highway.h"
+#include "simd/cpu_features.h"
 #include "simd/gemm_f32.h"
 #include "simd/panel_layout.h"
 #include "simd/projection_kernel.h"
@@ -147,8 +148,9 @@ HWY_NOINLINE void RunBf16DotPanels(const ProjectionInput& a, size_t row_begin, s
 // Not inlined: its callers lack the avx512bf16 attribute.
 HWY_NOINLINE const ProjectionKernel& Bf16DotKernel() {
   static const ProjectionKernel kKernel = {
-      "f32_bf16w_dpbf16_6x4v", ActivationType::kF32, WeightType::kBf16,     kGemmPanelWidth,
-      &Bf16PairPanelBytes,     &PackBf16PairPanels,  &UnpackBf16PairPanels, &RunBf16DotPanels};
+      "f32_bf16w_dpbf16_6x4v", ActivationType::kF32, WeightType::kBf16,   &CpuHasAvx512Bf16,
+      kGemmPanelWidth,         &Bf16PairPanelBytes,  &PackBf16PairPanels, &UnpackBf16PairPanels,
+      &RunBf16DotPanels};
   return kKernel;
 }
 

@@ -51,10 +51,10 @@ HWY_NOINLINE void RunPanels(const ProjectionInput& a, size_t row_begin, size_t r
 }
 
 HWY_INLINE std::vector<const ProjectionKernel*> ListF32Kernels() {
-  static const ProjectionKernel kTiles = {F32KernelName(), ActivationType::kF32,
-                                          WeightType::kF32, kGemmPanelWidth,
-                                          &F32PanelBytes,   &PackF32Panels,
-                                          &UnpackF32Panels, &RunPanels<float>};
+  static const ProjectionKernel kTiles = {
+      F32KernelName(),   ActivationType::kF32, WeightType::kF32, &RunsWhereItsTargetRuns,
+      kGemmPanelWidth,   &F32PanelBytes,       &PackF32Panels,   &UnpackF32Panels,
+      &RunPanels<float>};
   return {&kTiles};
 }
 

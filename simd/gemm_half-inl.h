@@ -12,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "simd/cpu_features.h"
 #include "simd/gemm_bf16_dot-inl.h"
 #include "simd/gemm_f32-inl.h"
 #include "simd/projection_kernel.h"
@@ -35,11 +34,13 @@ HWY_INLINE const ProjectionKernel* WidenKernel(WeightType type) {
   static const std::string bf16_name = TileKernelName("f32_bf16w_widen_");
   static const std::string f16_name = TileKernelName("f32_f16w_widen_");
   static const ProjectionKernel kBf16 = {
-      bf16_name.c_str(), ActivationType::kF32, WeightType::kBf16, kGemmPanelWidth,
-      &HalfPanelBytes,   &PackHalfPanels,      &UnpackHalfPanels, &RunPanels<hwy::bfloat16_t>};
+      bf16_name.c_str(), ActivationType::kF32, WeightType::kBf16, &RunsWhereItsTargetRuns,
+      kGemmPanelWidth,   &HalfPanelBytes,      &PackHalfPanels,   &UnpackHalfPanels,
+      &RunPanels<hwy::bfloat16_t>};
   static const ProjectionKernel kF16 = {
-      f16_name.c_str(), ActivationType::kF32, WeightType::kF16,  kGemmPanelWidth,
-      &HalfPanelBytes,  &PackHalfPanels,      &UnpackHalfPanels, &RunPanels<hwy::float16_t>};
+      f16_name.c_str(), ActivationType::kF32, WeightType::kF16, &RunsWhereItsTargetRuns,
+      kGemmPanelWidth,  &HalfPanelBytes,      &PackHalfPanels,  &UnpackHalfPanels,
+      &RunPanels<hwy::float16_t>};
   return type == WeightType::kBf16 ? &kBf16 : &kF16;
 }
 
@@ -50,7 +51,7 @@ HWY_INLINE const ProjectionKernel* WidenKernel(WeightType type) {
 HWY_INLINE std::vector<const ProjectionKernel*> ListBf16Kernels() {
   std::vector<const ProjectionKernel*> kernels = {WidenKernel(WeightType::kBf16)};
 #if EDGEATTN_BF16_DOT
-  if (CpuHasAvx512Bf16()) kernels.push_back(&Bf16DotKernel());
+  kernels.push_back(&Bf16DotKernel());  // its cpu_runs: CpuHasAvx512Bf16
 #endif
   return kernels;
 }

@@ -1,6 +1,8 @@
 // The registry of projection kernels: each weight type's kernels come from its kernel family.
 #include <string.h>
 
+#include <algorithm>
+
 #include "simd/gemm_f32.h"
 #include "simd/gemm_half.h"
 #include "simd/gemm_i8.h"
@@ -12,16 +14,24 @@ namespace simd {
 
 std::vector<const ProjectionKernel*> ProjectionKernels(WeightType type) {
   InitDispatch();
+  std::vector<const ProjectionKernel*> kernels;
   switch (type) {
     case WeightType::kQc8:
-      return I8ProjectionKernels();
+      kernels = I8ProjectionKernels();
+      break;
     case WeightType::kBf16:
-      return Bf16ProjectionKernels();
+      kernels = Bf16ProjectionKernels();
+      break;
     case WeightType::kF16:
-      return F16ProjectionKernels();
+      kernels = F16ProjectionKernels();
+      break;
     default:
-      return F32ProjectionKernels();
+      kernels = F32ProjectionKernels();
   }
+  kernels.erase(std::remove_if(kernels.begin(), kernels.end(),
+                               [](const ProjectionKernel* kernel) { return !kernel->cpu_runs(); }),
+                kernels.end());
+  return kernels;
 }
 
 const ProjectionKernel* FindProjectionKernel(WeightType type, const char* name) {

@@ -22,8 +22,8 @@ Hugging Face's BERT, Whisper and Qwen2 checkpoints (no download: the tensors are
 values under those names). torch 1.13 has no such classes, so their attention is computed here:
 BERT and Whisper by nn.MultiheadAttention with the layer's projections copied in (Whisper's
 k_proj has no bias: zeros in in_proj_bias), Qwen2 (grouped-query, q/k/v biases, no o_proj bias)
-by the float64 grouped-query reference. Rotary position embeddings are not part of edgeattn's
-operation and not applied.
+by the float64 grouped-query reference, without rotary embeddings (tools/make_step_golden.py
+has those and the attention step's other features).
 """
 import json
 import os
@@ -359,6 +359,10 @@ def main():
     with open(os.path.join(out_dir, "cases.json"), "w") as f:
         json.dump({"torch": torch.__version__, "cases": cases}, f, indent=1)
         f.write("\n")
+    import make_decoding_golden  # they import this module: not at the top
+    import make_step_golden
+    make_decoding_golden.main(out_dir)
+    make_step_golden.main(out_dir)
 
 
 if __name__ == "__main__":

@@ -8,9 +8,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "edgeattn/build_config.h"
 #include "edgeattn/version.h"
 
-#if defined(__GNUC__) || defined(__clang__)
+/* Exported from a shared libedgeattn only (see edgeattn/export.hpp). */
+#if EDGEATTN_SHARED_LIBRARY && (defined(__GNUC__) || defined(__clang__))
 #define EDGEATTN_C_API __attribute__((visibility("default")))
 #else
 #define EDGEATTN_C_API
@@ -34,6 +36,26 @@ typedef enum edgeattn_precision {
   EDGEATTN_FP16 = 3  /* fp16 projection weights (Precision::kFp16) */
 } edgeattn_precision;
 
+typedef enum edgeattn_rotary_layout {
+  EDGEATTN_ROTARY_NONE = 0,
+  EDGEATTN_ROTARY_HALVES = 1,     /* dims i and i + rotary_dim / 2 pair up (Llama, NeoX) */
+  EDGEATTN_ROTARY_INTERLEAVED = 2 /* dims 2i and 2i + 1 pair up (GPT-J) */
+} edgeattn_rotary_layout;
+
+/* The attention step's maths, as edgeattn::AttentionMath (edgeattn.hpp, docs/decoding.md); a
+ * zero-initialised struct is plain attention. Zeros of the fields marked so take defaults. */
+typedef struct edgeattn_attention_math {
+  float score_scale; /* multiplies Q K^T; 0: 1 / sqrt(head_dim) */
+  float softcap;     /* > 0: scores become softcap * tanh(score / softcap); 0: off */
+  size_t window;     /* > 0: sliding window, |i - j| < window; 0: off */
+  int qk_norm;       /* 1: RMS norm of Q and K per head (weights' q/k_norm_weight) */
+  float qk_norm_eps; /* 0: 1e-6 */
+  int rotary;        /* an edgeattn_rotary_layout */
+  size_t rotary_dim; /* 0: head_dim */
+  float rotary_base; /* 0: 10000 */
+  float rotary_scaling; /* linear position scaling; 0: 1 */
+} edgeattn_attention_math;
+
 typedef struct edgeattn_config {
   size_t d_model;
   size_t num_heads;
@@ -44,6 +66,7 @@ typedef struct edgeattn_config {
    * "": the best. */
   const char* projection_kernel;
   const char* attention_kernel;
+  edgeattn_attention_math math;
 } edgeattn_config;
 
 /* Sizes are element counts, checked against d_model. A NULL bias means no bias. The input
@@ -70,6 +93,12 @@ typedef struct edgeattn_weights {
   size_t k_proj_bias_size;
   const float* v_proj_bias; /* [kv_dim] or NULL */
   size_t v_proj_bias_size;
+  const float* sinks; /* [num_heads] attention sink logits, or NULL */
+  size_t sinks_size;
+  const float* q_norm_weight; /* [head_dim] with math.qk_norm, else NULL */
+  size_t q_norm_weight_size;
+  const float* k_norm_weight; /* [head_dim] with math.qk_norm, else NULL */
+  size_t k_norm_weight_size;
 } edgeattn_weights;
 
 /* How a layer is found and checked in a safetensors file (edgeattn::LoadOptions in
@@ -86,6 +115,7 @@ typedef struct edgeattn_load_options {
   int no_bias;        /* 1: bias=False, the layer has no biases (strict: none may be present) */
   const char* projection_kernel; /* as in edgeattn_config */
   const char* attention_kernel;
+  edgeattn_attention_math math; /* sinks and norm weights are not read from files */
 } edgeattn_load_options;
 
 typedef enum edgeattn_attention_weights {
@@ -107,11 +137,16 @@ typedef struct edgeattn_forward_options {
   int need_weights;            /* an edgeattn_attention_weights */
   float* attn_weights;
   size_t attn_weights_size;
+  const size_t* positions; /* [Lq] rotary positions of the queries, or NULL: 0, 1, ... */
+  size_t positions_size;
+  const size_t* key_positions; /* [Lk] of the keys, or NULL */
+  size_t key_positions_size;
 } edgeattn_forward_options;
 
 typedef struct edgeattn_operator edgeattn_operator;
 typedef struct edgeattn_context edgeattn_context;
 typedef struct edgeattn_kv_cache edgeattn_kv_cache;
+typedef struct edgeattn_cross_memory edgeattn_cross_memory;
 
 /* The version of the library linked, "MAJOR.MINOR.PATCH" (static storage);
  * EDGEATTN_VERSION_STRING is the version of the headers compiled against. */
@@ -154,6 +189,34 @@ EDGEATTN_C_API size_t edgeattn_operator_weight_bytes(const edgeattn_operator* op
 EDGEATTN_C_API edgeattn_status edgeattn_context_create(size_t threads, edgeattn_context** out);
 EDGEATTN_C_API void edgeattn_context_destroy(edgeattn_context* context);
 
+/* ---- The caller's thread pool ----
+ * A context can run its calls on a pool the app already has (a JNI or Swift app's own
+ * threads), as XNNPACK's pthreadpool does. Each parallel phase of a call makes one run():
+ *   run(user, items, item, item_context) must call item(item_context, i) exactly once for
+ *   every i in [0, items) and return only after all those calls have returned. The calls may
+ *   run concurrently on any threads (the calling thread included), in any order; items never
+ *   block on each other, so a pool of any size, even one that runs them one by one on the
+ *   calling thread, completes. items is the pool's workers.
+ * What the library checks, at no cost to a correct pool: an item index out of range or run a
+ * second time is not run again, and an item not run by the time run() returns, makes the call
+ * fail with EDGEATTN_ERROR_INVALID_ARGUMENT naming edgeattn_thread_pool.run (its outputs, and a
+ * KV cache it appended to, are then unspecified). An item run after run() has returned cannot
+ * be detected: that is undefined behaviour. */
+typedef void (*edgeattn_pool_item)(void* item_context, size_t item);
+typedef struct edgeattn_thread_pool {
+  size_t workers; /* items per phase the pool runs in parallel, in [1, 256] */
+  void (*run)(void* user, size_t items, edgeattn_pool_item item, void* item_context);
+  void* user; /* passed to run; must stay valid while the context exists */
+} edgeattn_thread_pool;
+
+/* A context whose calls run on the caller's pool; *pool is copied. */
+EDGEATTN_C_API edgeattn_status edgeattn_context_create_with_pool(const edgeattn_thread_pool* pool,
+                                                                 edgeattn_context** out);
+/* The context's worker count, and what runs them: "oneTBB", "std::thread" or "caller's";
+ * 0 and "" for NULL. */
+EDGEATTN_C_API size_t edgeattn_context_threads(const edgeattn_context* context);
+EDGEATTN_C_API const char* edgeattn_context_pool_kind(const edgeattn_context* context);
+
 /* query [batch, query_length, d_model]; key and value [batch, key_length, d_model], or both
  * NULL for self-attention (key_length is then ignored); out [batch, query_length, d_model]. */
 EDGEATTN_C_API edgeattn_status edgeattn_forward(const edgeattn_operator* op,
@@ -176,7 +239,11 @@ EDGEATTN_C_API edgeattn_status edgeattn_kv_cache_create(const edgeattn_operator*
                                                         size_t max_length, size_t batch,
                                                         edgeattn_kv_cache** out);
 EDGEATTN_C_API void edgeattn_kv_cache_destroy(edgeattn_kv_cache* cache);
+/* Positions cached: the longest sequence's (edgeattn_kv_cache_item_length: each one's). */
 EDGEATTN_C_API size_t edgeattn_kv_cache_length(const edgeattn_kv_cache* cache);
+/* Bytes held, and positions stored: max_length, or a windowed operator's ring (0 for NULL). */
+EDGEATTN_C_API size_t edgeattn_kv_cache_bytes(const edgeattn_kv_cache* cache);
+EDGEATTN_C_API size_t edgeattn_kv_cache_slots(const edgeattn_kv_cache* cache);
 /* Keeps the first `length` positions (at most the cached length); 0 clears the cache. */
 EDGEATTN_C_API edgeattn_status edgeattn_kv_cache_truncate(edgeattn_kv_cache* cache,
                                                           size_t length);
@@ -188,6 +255,53 @@ EDGEATTN_C_API edgeattn_status edgeattn_decode(const edgeattn_operator* op,
                                                edgeattn_context* context,
                                                edgeattn_kv_cache* cache, const float* x,
                                                size_t batch, size_t n, float* out);
+
+/* Beams and ragged batches (docs/decoding.md). Sequence `item`'s cached length into *length. */
+EDGEATTN_C_API edgeattn_status edgeattn_kv_cache_item_length(const edgeattn_kv_cache* cache,
+                                                             size_t item, size_t* length);
+/* Keeps the first lengths[b] positions of sequence b: count = the cache's batch values, each at
+ * most that sequence's length. */
+EDGEATTN_C_API edgeattn_status edgeattn_kv_cache_truncate_items(edgeattn_kv_cache* cache,
+                                                                const size_t* lengths,
+                                                                size_t count);
+/* Sequence b becomes what sequence indices[b] was (beam search): count = the cache's batch
+ * indices, each below it; repeats allowed. */
+EDGEATTN_C_API edgeattn_status edgeattn_kv_cache_reorder(edgeattn_kv_cache* cache,
+                                                         const size_t* indices, size_t count);
+/* edgeattn_decode for a ragged batch: sequence b appends its first step_lengths[b] rows of x
+ * ([batch] values, each at most n) at its own length; out's rows past them are zeros. */
+EDGEATTN_C_API edgeattn_status edgeattn_decode_ragged(const edgeattn_operator* op,
+                                                      edgeattn_context* context,
+                                                      edgeattn_kv_cache* cache, const float* x,
+                                                      size_t batch, size_t n,
+                                                      const size_t* step_lengths, float* out);
+
+/* A cross-attention memory for op: an encoder output's keys and values, projected once and
+ * read by every decoder step and beam; room for max_length frames of batch items. Only op may
+ * use it. edgeattn_decode_cross calls may share one memory from several threads at once;
+ * edgeattn_cross_memory_project needs it to itself. */
+EDGEATTN_C_API edgeattn_status edgeattn_cross_memory_create(const edgeattn_operator* op,
+                                                            size_t max_length, size_t batch,
+                                                            edgeattn_cross_memory** out);
+EDGEATTN_C_API void edgeattn_cross_memory_destroy(edgeattn_cross_memory* memory);
+/* Frames of the encoder output projected last (0: none yet, or memory NULL). */
+EDGEATTN_C_API size_t edgeattn_cross_memory_length(const edgeattn_cross_memory* memory);
+/* Projects encoder_output [batch, length, d_model] (batch = the memory's) into memory, replacing
+ * what it held. key_lengths: [batch] valid frames per item, or NULL (all). */
+EDGEATTN_C_API edgeattn_status edgeattn_cross_memory_project(const edgeattn_operator* op,
+                                                             edgeattn_context* context,
+                                                             const float* encoder_output,
+                                                             size_t batch, size_t length,
+                                                             const size_t* key_lengths,
+                                                             edgeattn_cross_memory* memory);
+/* Cross-attention of query [batch, n, d_model] against memory into out [batch, n, d_model].
+ * memory_items: [batch] memory item read by each query item (beams of one utterance), or NULL
+ * (item b, or item 0 of a one-item memory). out may be query. */
+EDGEATTN_C_API edgeattn_status edgeattn_decode_cross(const edgeattn_operator* op,
+                                                     edgeattn_context* context,
+                                                     const edgeattn_cross_memory* memory,
+                                                     const float* query, size_t batch, size_t n,
+                                                     const size_t* memory_items, float* out);
 
 #ifdef __cplusplus
 }

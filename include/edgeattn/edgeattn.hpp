@@ -59,6 +59,44 @@ inline constexpr std::size_t kDefaultInt8Block = 64;
 // Largest int8_block: whole rows of the largest d_model, and far more than accuracy allows.
 inline constexpr std::size_t kMaxInt8Block = 65536;
 
+// How the keys are laid out for rotary position embeddings (docs/decoding.md).
+enum class RotaryLayout {
+  kNone,         // no rotary embedding
+  kHalves,       // dims i and i + rotary_dim / 2 form a pair (Llama, NeoX, Qwen, Gemma)
+  kInterleaved,  // dims 2i and 2i + 1 form a pair (GPT-J)
+};
+
+// Largest window, rotary positions: positions stay exact in float.
+inline constexpr std::size_t kMaxPosition = std::size_t{1} << 24;
+
+// What the attention step computes besides softmax(Q K^T / sqrt(head_dim) + mask) V; everything
+// is off by default. Per head, in this order: Q and K are projected, RMS-normalised
+// (qk_norm), rotated (rotary), scored (score_scale), soft-capped (softcap), masked (the call's
+// masks and the window) and soft-maxed together with the head's sink logit
+// (WeightsView::sinks). docs/decoding.md explains each with the models that use it.
+struct AttentionMath {
+  // Multiplies Q K^T in place of 1 / sqrt(head_dim) (Gemma's query_pre_attn_scalar^-0.5,
+  // T5's 1.0). 0: 1 / sqrt(head_dim).
+  float score_scale = 0.0f;
+  // > 0: each score s becomes softcap * tanh(s / softcap) before the masks (Gemma 2). 0: off.
+  float softcap = 0.0f;
+  // > 0: sliding-window attention: the query at position i sees keys at positions j with
+  // |i - j| < window (and j <= i when causal, as Mistral and Gemma decode). A KvCache made for
+  // the operator keeps only the window's keys and values. 0: every key.
+  std::size_t window = 0;
+  // RMS norm of each head's Q and K rows with the learned WeightsView::q_norm_weight and
+  // k_norm_weight (Qwen3, Gemma 3): x / sqrt(mean(x^2) + qk_norm_eps) * weight.
+  bool qk_norm = false;
+  float qk_norm_eps = 1e-6f;
+  // Rotary position embedding of Q and K (after the norm): pairs of the first rotary_dim dims
+  // of each head (0: all of head_dim; even) are rotated by position / rotary_scaling *
+  // rotary_base^(-2i / rotary_dim). Keys are cached rotated.
+  RotaryLayout rotary = RotaryLayout::kNone;
+  std::size_t rotary_dim = 0;
+  float rotary_base = 10000.0f;
+  float rotary_scaling = 1.0f;  // linear position interpolation: positions / rotary_scaling
+};
+
 struct Config {
   std::size_t d_model = 0;
   std::size_t num_heads = 0;
@@ -73,6 +111,7 @@ struct Config {
   // The attention-core kernel, by name (e.g. "f32kv_f32_6x4v"); empty: the best this CPU runs.
   // It also sets how a KvCache made for the operator stores keys and values.
   std::string attention_kernel = "";
+  AttentionMath math{};
 };
 
 // An array and its element count (checked against the shape it must have).
@@ -100,6 +139,10 @@ struct WeightsView {
   FloatSpan q_proj_bias{};      // [d_model]
   FloatSpan k_proj_bias{};      // [kv_dim]
   FloatSpan v_proj_bias{};      // [kv_dim]
+  // Per-head learned parts of the attention step (AttentionMath), each optional:
+  FloatSpan sinks{};          // [num_heads]: a logit per head that joins the softmax (gpt-oss)
+  FloatSpan q_norm_weight{};  // [head_dim]: with AttentionMath::qk_norm
+  FloatSpan k_norm_weight{};  // [head_dim]
 };
 
 // A [batch, length, features] row-major tensor (an [length, features] one has batch = 1).
@@ -144,6 +187,10 @@ struct ForwardOptions {
   // over heads. Rows past a query length and columns past a key length are zeros.
   AttentionWeights need_weights = AttentionWeights::kNone;
   Span<float> attn_weights{};
+  // Rotary positions of the query rows [Lq] and of the keys [Lk] (each below kMaxPosition),
+  // shared by the batch items; absent: 0, 1, ... Only with AttentionMath::rotary.
+  Span<const std::size_t> positions{};
+  Span<const std::size_t> key_positions{};
 };
 
 // How MultiheadAttention::Load finds and checks one attention layer in a safetensors file
@@ -180,6 +227,9 @@ struct LoadOptions {
   // the best this CPU runs.
   std::string projection_kernel = "";
   std::string attention_kernel = "";
+  // As Config::math. The learned sinks and norm weights are not read from files: build the
+  // operator from a WeightsView for them.
+  AttentionMath math{};
 };
 
 // The projection kernels this CPU runs for `precision`, best first: the names
@@ -194,9 +244,13 @@ class SafetensorsFile;
 
 // Keys and values of earlier positions for incremental decoding with
 // MultiheadAttention::Decode: room for max_length positions of `batch` sequences, allocated
-// once (float, packed for the attention core). One call at a time: a Decode, Truncate or Clear
-// while another thread's call uses the cache throws edgeattn::Error. A moved-from cache throws
-// on every call.
+// once (float, packed for the attention core). Each sequence has its own length (a ragged
+// batch; docs/decoding.md). For an operator with a window (AttentionMath::window) it holds only
+// the last slots() positions of each sequence as a ring, whatever max_length is: a step may add
+// at most slots() - window + 1 positions once the ring is full, and Truncate rolls back only as
+// far as the ring still holds every key the next step needs. One call at a time: a Decode,
+// Truncate, Reorder or Clear while another thread's call uses the cache throws edgeattn::Error.
+// A moved-from cache throws on every call.
 class EDGEATTN_API KvCache {
  public:
   KvCache(const MultiheadAttention& mha, std::size_t max_length, std::size_t batch = 1);
@@ -204,13 +258,53 @@ class EDGEATTN_API KvCache {
   KvCache(KvCache&&) noexcept;
   KvCache& operator=(KvCache&&) noexcept;
 
-  std::size_t length() const;  // positions cached, the same for every sequence
+  std::size_t length() const;  // positions cached: the longest sequence's
+  std::size_t length(std::size_t item) const;  // positions cached of sequence `item`
   std::size_t max_length() const;
   std::size_t batch() const;
   std::size_t bytes() const;
+  // Positions held: max_length, or the ring's size for a windowed operator's cache.
+  std::size_t slots() const;
   void Clear();  // back to length 0; keeps the memory
-  // Keeps the first `length` positions (<= length()), e.g. to roll back rejected tokens.
+  // Keeps at most the first `length` positions (<= length()) of every sequence, e.g. to roll
+  // back rejected tokens.
   void Truncate(std::size_t length);
+  // Keeps the first lengths[b] positions of sequence b (one value per sequence, each at most
+  // length(b)): speculative decoding's accepted prefixes, per sequence.
+  void Truncate(Span<const std::size_t> lengths);
+  // Sequence b becomes what sequence indices[b] was (keys, values and length), as beam search
+  // keeps its best beams: one index per sequence, each < batch(); an index may repeat (a beam
+  // that forks) or be left out (a beam dropped). Done in place; nothing allocated after the
+  // first call.
+  void Reorder(Span<const std::size_t> indices);
+
+  struct State;
+
+ private:
+  friend class MultiheadAttention;
+  std::unique_ptr<State> state_;
+};
+
+// An encoder output's keys and values for cross-attention, projected once by one operator's key
+// and value projections (MultiheadAttention::ProjectMemory) and attended to by every decoder
+// step and every beam (MultiheadAttention::DecodeCross) without projecting the frames again
+// (Whisper, T5, Marian; docs/decoding.md). Room for max_length frames of `batch` encoder outputs,
+// allocated once, in the layout of the operator's attention kernel; only the operator it was
+// made for may use it. Any number of DecodeCross calls may read one memory at once from several
+// threads; ProjectMemory while any other call uses it throws edgeattn::Error.
+class EDGEATTN_API CrossAttentionMemory {
+ public:
+  CrossAttentionMemory(const MultiheadAttention& mha, std::size_t max_length,
+                       std::size_t batch = 1);
+  ~CrossAttentionMemory();
+  CrossAttentionMemory(CrossAttentionMemory&&) noexcept;
+  CrossAttentionMemory& operator=(CrossAttentionMemory&&) noexcept;
+
+  std::size_t length() const;  // frames of the last encoder output projected (0: none yet)
+  std::size_t length(std::size_t item) const;  // its valid frames in item `item`
+  std::size_t max_length() const;
+  std::size_t batch() const;
+  std::size_t bytes() const;
 
   struct State;
 
@@ -225,7 +319,7 @@ class EDGEATTN_API KvCache {
 class EDGEATTN_API Context {
  public:
   // threads = 0: one per hardware thread, else at most kMaxThreads (edgeattn::Error beyond).
-  // Runs on a oneTBB arena of that size.
+  // Runs on a oneTBB arena of that size (builds without oneTBB: MakeThreadPoolExecutor's pool).
   explicit Context(std::size_t threads = 0);
   // Runs on an executor the application owns (1 to kMaxThreads workers); it must outlive the
   // context. The executor may be shared with the application's own work; a call made from
@@ -237,6 +331,8 @@ class EDGEATTN_API Context {
   Context& operator=(const Context&) = delete;
 
   std::size_t threads() const;
+  // The executor calls run on (its kind() and spins() say which pool and how it waits).
+  const Executor& executor() const;
   // Scratch memory held for forward calls: grows to the largest call seen, then stays.
   std::size_t workspace_bytes() const;
 
@@ -304,10 +400,31 @@ class EDGEATTN_API MultiheadAttention {
   // to itself, so out equals those rows of a causal Forward over the whole sequence. A step
   // costs time linear in the cache length.
   void Decode(Context& context, ConstTensor x, KvCache& cache, Tensor out) const;
+  // The same for a ragged batch: sequence b appends its first step_lengths[b] rows of x (each
+  // at most x.length and at most the room its cache sequence has left) at its own cached
+  // length; out's rows past step_lengths[b] are zeros. Refused: out over step_lengths.
+  void Decode(Context& context, ConstTensor x, KvCache& cache, Tensor out,
+              Span<const std::size_t> step_lengths) const;
+
+  // Projects an encoder output [B, Lk, d] (B = memory.batch(), Lk <= memory.max_length()) with
+  // this operator's key and value projections into memory, replacing what it held.
+  // key_lengths: optional, one per item in [0, Lk], for a padded batch (frames past it are
+  // ignored, as by Forward's key_lengths).
+  void ProjectMemory(Context& context, ConstTensor encoder_output, CrossAttentionMemory& memory,
+                     Span<const std::size_t> key_lengths = {}) const;
+  // Cross-attention against a projected memory: query [B, n, d] -> out [B, n, d], equal to
+  // Forward(query, E, E, out) over the encoder output E the memory was projected from (with its
+  // key lengths). Query item b reads memory item memory_items[b] (one value per query item,
+  // each < memory.batch(): beams of one utterance share its item); without memory_items, item b
+  // reads item b when B == memory.batch(), or item 0 when the memory holds one item. out may
+  // alias query; refused: out over memory_items.
+  void DecodeCross(Context& context, ConstTensor query, const CrossAttentionMemory& memory,
+                   Tensor out, Span<const std::size_t> memory_items = {}) const;
 
   struct Impl;
 
  private:
+  friend class CrossAttentionMemory;  // made for one operator: it records which
   MultiheadAttention();
   static MultiheadAttention LoadLayer(const SafetensorsFile& file, const LoadOptions& options);
   std::unique_ptr<Impl> impl_;

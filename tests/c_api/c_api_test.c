@@ -134,6 +134,84 @@ int main(void) {
     edgeattn_kv_cache_destroy(NULL);
   }
 
+  /* A ragged batch of two sequences, reordered as beam search does: sequence 1 appends nothing
+   * in the first step, then both take sequence 0's history; out rows past a step length are
+   * zeros. Sequence 0's first row is the causal row 0 above, (1.5, -0.5). */
+  {
+    edgeattn_kv_cache* cache = NULL;
+    const float xs[4] = {1, 0, 7, 7}, second[4] = {0, 1, 0, 1};
+    const size_t first_step[2] = {1, 0}, both[2] = {1, 1}, from_zero[2] = {0, 0};
+    const size_t out_of_range[2] = {0, 2}, too_long[2] = {3, 0};
+    float out[4] = {9, 9, 9, 9};
+    size_t length = 99;
+    check(edgeattn_kv_cache_create(op, 3, 2, &cache) == EDGEATTN_OK, "ragged cache");
+    check(edgeattn_decode_ragged(op, context, cache, xs, 2, 1, first_step, out) == EDGEATTN_OK,
+          "ragged decode");
+    check(fabs(out[0] - 1.5) < 1e-6 && fabs(out[1] + 0.5) < 1e-6, "ragged row of sequence 0");
+    check(out[2] == 0.0f && out[3] == 0.0f, "ragged padding row is zeros");
+    check(edgeattn_kv_cache_item_length(cache, 1, &length) == EDGEATTN_OK && length == 0,
+          "sequence 1 appended nothing");
+    check(edgeattn_kv_cache_reorder(cache, from_zero, 2) == EDGEATTN_OK, "reorder");
+    check(edgeattn_kv_cache_item_length(cache, 1, &length) == EDGEATTN_OK && length == 1,
+          "sequence 1 took sequence 0's length");
+    check(edgeattn_decode_ragged(op, context, cache, second, 2, 1, both, out) == EDGEATTN_OK,
+          "decode after reorder");
+    check(fabs(out[0] - (0.5 + 1 - a)) < 1e-6 && out[2] == out[0] && out[3] == out[1],
+          "both beams continue sequence 0 (causal row 1)");
+    check_error(edgeattn_kv_cache_reorder(cache, out_of_range, 2), "indices[1]",
+                "reorder index out of range");
+    check_error(edgeattn_kv_cache_reorder(cache, from_zero, 1), "indices: expected 2 values",
+                "reorder count");
+    check_error(edgeattn_kv_cache_truncate_items(cache, too_long, 2), "lengths[0]",
+                "truncate a sequence past its length");
+    check(edgeattn_kv_cache_truncate_items(cache, first_step, 2) == EDGEATTN_OK,
+          "truncate per sequence");
+    check(edgeattn_kv_cache_length(cache) == 1, "longest after truncate");
+    check_error(edgeattn_kv_cache_item_length(cache, 2, &length), "item", "item out of range");
+    check_error(edgeattn_decode_ragged(op, context, cache, xs, 2, 1, too_long, out),
+                "step_lengths[0]", "step longer than x");
+    check_error(edgeattn_decode_ragged(op, context, cache, xs, 2, 1, NULL, out), "step_lengths",
+                "null step lengths");
+    edgeattn_kv_cache_destroy(cache);
+  }
+
+  /* A cross-attention memory of x gives the cross-attention forward's values, for a beam of
+   * two query items that read its one item. */
+  {
+    edgeattn_cross_memory* memory = NULL;
+    edgeattn_operator* other = NULL;
+    const float beams[8] = {1, 0, 0, 1, 1, 0, 0, 1};
+    const size_t items[2] = {0, 0}, bad_items[2] = {0, 1};
+    float out[8];
+    check(edgeattn_cross_memory_create(op, 4, 1, &memory) == EDGEATTN_OK, "memory");
+    check(edgeattn_cross_memory_length(memory) == 0, "empty memory");
+    check_error(edgeattn_decode_cross(op, context, memory, beams, 2, 2, items, out),
+                "ProjectMemory first", "memory not projected");
+    check(edgeattn_cross_memory_project(op, context, x, 1, 2, NULL, memory) == EDGEATTN_OK,
+          "project memory");
+    check(edgeattn_cross_memory_length(memory) == 2, "memory length");
+    check(edgeattn_decode_cross(op, context, memory, beams, 2, 2, items, out) == EDGEATTN_OK,
+          "decode cross");
+    check(fabs(out[0] - (a + 0.5)) < 1e-6 && fabs(out[1] - (0.5 - a)) < 1e-6 && out[4] == out[0],
+          "decode cross values");
+    check(edgeattn_decode_cross(op, context, memory, beams, 2, 2, NULL, out) == EDGEATTN_OK,
+          "one-item memory serves every query item");
+    check_error(edgeattn_decode_cross(op, context, memory, beams, 2, 2, bad_items, out),
+                "memory_items[1]", "memory item out of range");
+    check_error(edgeattn_cross_memory_project(op, context, x, 1, 5, NULL, memory),
+                "encoder_output.length", "encoder output too long");
+    check(edgeattn_operator_create(&config, &weights, &other) == EDGEATTN_OK, "other operator");
+    check_error(edgeattn_decode_cross(other, context, memory, beams, 2, 2, items, out),
+                "made for another operator", "another operator's memory");
+    check_error(edgeattn_decode_cross(op, context, NULL, beams, 2, 2, items, out), "memory",
+                "null memory");
+    edgeattn_cross_memory_destroy(memory);
+    check_error(edgeattn_cross_memory_create(op, 0, 1, &memory), "max_length", "empty memory");
+    check(memory == NULL, "failed memory create leaves out NULL");
+    edgeattn_operator_destroy(other);
+    edgeattn_cross_memory_destroy(NULL);
+  }
+
   /* Grouped-query weights: two query heads share one key/value head (kv_dim 1). */
   {
     edgeattn_config gqa = {2, 2, EDGEATTN_FP32, 0, 1};
@@ -284,6 +362,74 @@ int main(void) {
     check_error(edgeattn_operator_create(&named, &weights, &bad), "NUL-terminated",
                 "unterminated kernel name");
     check(strcmp(edgeattn_operator_projection_kernel(NULL), "") == 0, "kernel of NULL");
+    /* The portable int8 kernel runs on every CPU, so it can always be forced. */
+    named.precision = EDGEATTN_INT8;
+    named.projection_kernel = "qd8_qc8w_i16_1x1v";
+    check(edgeattn_operator_create(&named, &weights, &forced) == EDGEATTN_OK, "forced int8");
+    check(strcmp(edgeattn_operator_projection_kernel(forced), "qd8_qc8w_i16_1x1v") == 0,
+          "forced int8 kernel name");
+    edgeattn_operator_destroy(forced);
+  }
+  {
+    /* The attention step's maths. Score scale 1 and a sink of logit 0: row 0 scores (1, 0, and
+     * the sink 0), so its head output is (e, 1) / (e + 2). A window of 1: each row sees only
+     * itself, head output v_i. */
+    const double e = exp(1.0);
+    const float sink[1] = {0.0f};
+    const edgeattn_config plain = {2, 1, EDGEATTN_FP32, 0};
+    edgeattn_config step = plain;
+    edgeattn_weights with_sink = weights;
+    edgeattn_operator* stepped = NULL;
+    edgeattn_kv_cache* ring = NULL;
+    size_t i, bytes;
+    step.math.score_scale = 1.0f;
+    with_sink.sinks = sink;
+    with_sink.sinks_size = 1;
+    check(edgeattn_operator_create(&step, &with_sink, &stepped) == EDGEATTN_OK, "create: sink");
+    check(edgeattn_forward(stepped, context, x, 1, 2, NULL, NULL, 0, y) == EDGEATTN_OK,
+          "forward: sink");
+    check(fabs(y[0] - (e / (e + 2) + 0.5)) < 1e-6 && fabs(y[1] - (1 / (e + 2) - 0.5)) < 1e-6,
+          "sink values");
+    edgeattn_operator_destroy(stepped);
+    stepped = NULL;
+    step.math.window = 1;
+    check(edgeattn_operator_create(&step, &weights, &stepped) == EDGEATTN_OK, "create: window");
+    check(edgeattn_forward(stepped, context, x, 1, 2, NULL, NULL, 0, y) == EDGEATTN_OK,
+          "forward: window");
+    check(fabs(y[0] - 1.5) < 1e-6 && fabs(y[3] - 0.5) < 1e-6, "window values");
+    /* A windowed cache is a ring of 64 slots: 100 steps keep its bytes. */
+    check(edgeattn_kv_cache_create(stepped, 200, 1, &ring) == EDGEATTN_OK, "windowed cache");
+    check(edgeattn_kv_cache_slots(ring) == 64, "ring slots");
+    bytes = edgeattn_kv_cache_bytes(ring);
+    for (i = 0; i < 100; ++i) {
+      check(edgeattn_decode(stepped, context, ring, x + 2 * (i % 2), 1, 1, y) == EDGEATTN_OK,
+            "windowed decode step");
+    }
+    check(fabs(y[0] - 0.5) < 1e-6 && fabs(y[1] - 0.5) < 1e-6, "windowed decode sees itself");
+    check(edgeattn_kv_cache_length(ring) == 100 && edgeattn_kv_cache_bytes(ring) == bytes,
+          "windowed cache keeps its bytes");
+    check_error(edgeattn_kv_cache_truncate(ring, 20), "ring of 64 slots",
+                "truncate past the ring");
+    edgeattn_kv_cache_destroy(ring);
+    edgeattn_operator_destroy(stepped);
+    stepped = NULL;
+    step = plain;
+    step.math.rotary = 5;
+    check_error(edgeattn_operator_create(&step, &weights, &stepped), "math.rotary",
+                "unknown rotary layout");
+    step.math.rotary = EDGEATTN_ROTARY_HALVES;
+    step.math.rotary_dim = 3;
+    check_error(edgeattn_operator_create(&step, &weights, &stepped), "rotary_dim",
+                "odd rotary dims");
+    step = plain;
+    step.math.softcap = NAN;
+    check_error(edgeattn_operator_create(&step, &weights, &stepped), "softcap", "NaN softcap");
+    with_sink.sinks_size = 2;
+    check_error(edgeattn_operator_create(&plain, &with_sink, &stepped), "sinks",
+                "sinks of the wrong size");
+    check(stepped == NULL, "failed create leaves out NULL");
+    check(edgeattn_kv_cache_bytes(NULL) == 0 && edgeattn_kv_cache_slots(NULL) == 0,
+          "cache sizes of NULL");
   }
   {
     edgeattn_context* none = NULL;

@@ -46,7 +46,7 @@ TEST(SchedulerTest, ContractShapesBitIdenticalForAnyThreadCount) {
       Context context(threads);
       EXPECT_EQ(0, std::memcmp(RunShape(mha, s, x, context).data(), expected.data(),
                                expected.size() * sizeof(float)))
-          << threads << " oneTBB threads";
+          << threads << " threads on the default executor (" << context.executor().kind() << ")";
     }
     const auto pool = MakeThreadPoolExecutor(3);
     Context pooled(*pool);
@@ -73,8 +73,11 @@ TEST(ThreadPoolTest, RunsEveryWorkerOnceAndMatchesSerial) {
 
 TEST(SchedulerTest, ExecutorsRunEveryWorkerOnce) {
   std::vector<std::unique_ptr<Executor>> executors;
+#if EDGEATTN_WITH_TBB
   executors.push_back(MakeTbbExecutor(3));
+#endif
   executors.push_back(MakeThreadPoolExecutor(4));
+  executors.push_back(MakeThreadPoolExecutor(3, /*spin=*/false));
   executors.push_back(std::make_unique<SerialExecutor>(5));
   for (const auto& executor : executors) {
     for (int round = 0; round < 50; ++round) {
@@ -83,8 +86,34 @@ TEST(SchedulerTest, ExecutorsRunEveryWorkerOnce) {
       for (const auto& c : calls) ASSERT_EQ(c.load(), 1);
     }
   }
+#if EDGEATTN_WITH_TBB
   EXPECT_GE(MakeTbbExecutor(0)->workers(), 1u);
+#endif
   EXPECT_GE(MakeThreadPoolExecutor(0)->workers(), 1u);
+}
+
+// The default executor is oneTBB's where it is built in, else the std::thread pool; `edgeattn
+// info` reports kind() and spins().
+TEST(SchedulerTest, DefaultExecutorFollowsTheBuild) {
+  const Context context(2);
+  EXPECT_STREQ(context.executor().kind(), EDGEATTN_WITH_TBB ? "oneTBB" : "std::thread");
+  EXPECT_TRUE(context.executor().spins());
+  EXPECT_EQ(context.executor().workers(), 2u);
+  EXPECT_FALSE(MakeThreadPoolExecutor(2, /*spin=*/false)->spins());
+  EXPECT_STREQ(SerialExecutor(2).kind(), "serial");
+}
+
+TEST(ThreadPoolTest, WithoutSpinningMatchesSerial) {
+  const ShapeSpec& s = ContractShapes()[0];
+  const RandomModel model(s.d_model, s.heads);
+  const MultiheadAttention mha(model.config, model.view());
+  const std::vector<float> x = RandomActivations(s.seq * s.d_model);
+  const auto pool = MakeThreadPoolExecutor(3, /*spin=*/false);
+  SerialExecutor serial(3);
+  Context serial_context(serial), pooled(*pool);
+  for (int round = 0; round < 5; ++round) {
+    EXPECT_EQ(RunShape(mha, s, x, pooled), RunShape(mha, s, x, serial_context));
+  }
 }
 
 // 8 application threads share one operator, each calling forward with its own context from
@@ -184,12 +213,68 @@ TEST(ThreadPoolTest, CacheUsedByTwoThreadsAtOnceIsRefused) {
   gate.WaitUntilEntered();
   ExpectError([&] { cache.Truncate(0); }, {"cache: already in use by another call"});
   ExpectError([&] { cache.Clear(); }, {"cache: already in use"});
+  const std::size_t keep[] = {0};
+  ExpectError([&] { cache.Reorder({keep, 1}); }, {"cache: already in use"});
+  ExpectError([&] { cache.Truncate({keep, 1}); }, {"cache: already in use"});
   ExpectError(
       [&] { mha.Decode(free_context, {x.data(), 1, 1, 32}, cache, {other.data(), 1, 1, 32}); },
       {"cache: already in use"});
   gate.Open();
   holder.join();
   EXPECT_EQ(cache.length(), 4u);
+}
+
+// A cross-attention memory serves readers on several threads at once; projecting into it while
+// a reader holds it (or reading while a projection runs) is refused.
+TEST(ThreadPoolTest, MemoryIsReadConcurrentlyAndWrittenAlone) {
+  const RandomModel model(32, 4, 5);
+  const MultiheadAttention mha(model.config, model.view());
+  const std::vector<float> encoder = RandomActivations(50 * 32, 6), x = RandomActivations(32, 7);
+  CrossAttentionMemory memory(mha, 50);
+  Context setup(1);
+  mha.ProjectMemory(setup, {encoder.data(), 1, 50, 32}, memory);
+  std::vector<float> expected(32);
+  mha.DecodeCross(setup, {x.data(), 1, 1, 32}, memory, {expected.data(), 1, 1, 32});
+  {
+    std::vector<std::thread> readers;
+    std::vector<std::vector<float>> outs(4, std::vector<float>(32));
+    for (std::size_t t = 0; t < outs.size(); ++t) {
+      readers.emplace_back([&, t] {
+        Context own(1);
+        for (int i = 0; i < 50; ++i) {
+          mha.DecodeCross(own, {x.data(), 1, 1, 32}, memory, {outs[t].data(), 1, 1, 32});
+        }
+      });
+    }
+    for (std::thread& r : readers) r.join();
+    for (const std::vector<float>& out : outs) EXPECT_EQ(out, expected);
+  }
+  std::vector<float> held_out(32), other(32);
+  GateExecutor reading_gate;
+  Context held(reading_gate), free_context(1);
+  std::thread reader(
+      [&] { mha.DecodeCross(held, {x.data(), 1, 1, 32}, memory, {held_out.data(), 1, 1, 32}); });
+  reading_gate.WaitUntilEntered();
+  ExpectError([&] { mha.ProjectMemory(free_context, {encoder.data(), 1, 50, 32}, memory); },
+              {"memory: in use by another call on another thread"});
+  mha.DecodeCross(free_context, {x.data(), 1, 1, 32}, memory, {other.data(), 1, 1, 32});
+  EXPECT_EQ(other, expected);  // a second reader at the same time
+  reading_gate.Open();
+  reader.join();
+  EXPECT_EQ(held_out, expected);
+
+  GateExecutor writing_gate;
+  Context writing(writing_gate);
+  std::thread writer(
+      [&] { mha.ProjectMemory(writing, {encoder.data(), 1, 50, 32}, memory); });
+  writing_gate.WaitUntilEntered();
+  ExpectError(
+      [&] { mha.DecodeCross(free_context, {x.data(), 1, 1, 32}, memory, {other.data(), 1, 1, 32}); },
+      {"memory: in use by another call on another thread"});
+  writing_gate.Open();
+  writer.join();
+  mha.DecodeCross(free_context, {x.data(), 1, 1, 32}, memory, {other.data(), 1, 1, 32});
+  EXPECT_EQ(other, expected);
 }
 
 // A forward call from inside a job of the executor it runs on (an app sharing its pool with
@@ -214,9 +299,11 @@ TEST(ThreadPoolTest, CallFromInsideItsOwnPoolCompletes) {
   ExpectCallsFromInsideComplete(*MakeThreadPoolExecutor(2));
 }
 
+#if EDGEATTN_WITH_TBB
 TEST(SchedulerTest, CallFromInsideItsOwnTbbArenaCompletes) {
   ExpectCallsFromInsideComplete(*MakeTbbExecutor(2));
 }
+#endif
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define EDGEATTN_SANITIZED 1
@@ -273,17 +360,18 @@ TEST(SchedulerTest, QuietWhenIdle) {
   const RandomModel model(s.d_model, s.heads);
   const MultiheadAttention mha(model.config, model.view());
   const std::vector<float> x = RandomActivations(s.seq * s.d_model);
-  Context tbb(2);
+  Context default_context(2);
   const auto pool = MakeThreadPoolExecutor(2);
-  Context pooled(*pool);
-  for (Context* context : {&tbb, &pooled}) {
+  const auto sleepy_pool = MakeThreadPoolExecutor(2, /*spin=*/false);
+  Context pooled(*pool), sleepy(*sleepy_pool);
+  for (Context* context : {&default_context, &pooled, &sleepy}) {
     for (int i = 0; i < 20; ++i) RunShape(mha, s, x, *context);
     const double before = ProcessCpuSeconds();
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     const double idle_cpu_ms = (ProcessCpuSeconds() - before) * 1e3;
     RecordProperty("idle_cpu_ms", std::to_string(idle_cpu_ms));
-    std::printf("CPU time over 200 ms idle after forward (%zu threads): %.2f ms\n",
-                context->threads(), idle_cpu_ms);
+    std::printf("CPU time over 200 ms idle after forward (%zu threads, %s): %.2f ms\n",
+                context->threads(), context->executor().kind(), idle_cpu_ms);
     // A spinning worker would burn ~200 ms; a sleeping pool a fraction of a millisecond.
     EXPECT_LT(idle_cpu_ms, 20.0);
   }

@@ -68,7 +68,8 @@ struct Head {
     std::fill_n(values.get(), kernel.values_bytes(lk, dk), 0xFF);
     for (size_t first = 0; first < lk;) {
       const size_t count = std::min(lk - first, first % 3 == 0 ? size_t{70} : size_t{1});
-      kernel.pack(k.data() + first * ld, ld, v.data() + first * ld, ld, first, count, dk,
+      kernel.pack(k.data() + first * ld, ld, v.data() + first * ld, ld, first, count,
+                  first + count, dk,
                   keys.get(), values.get());
       first += count;
     }
@@ -288,6 +289,114 @@ void CheckAttentionCausalSkipsMaskedKeys(const simd::AttentionKernel& kernel) {
   }
 }
 
+
+// The attention step's extras against a double-precision reference: a sliding window (causal
+// with an offset, and two-sided), a ring of key slots (a windowed KV cache's), soft-capped
+// scores and an attention sink, with their weights; and any split of rows bit-identical.
+void CheckAttentionStepMath(const simd::AttentionKernel& kernel) {
+  uint32_t seed = 9000;
+  for (size_t dk : {3, 17, 64}) {
+    for (size_t lk : {17, 300, 700}) {
+      for (size_t lq : {1, 9, 33}) {
+        for (int variant = 0; variant < 5; ++variant) {
+          Head head(kernel, lq, lk, dk, seed);
+          seed += 3;
+          const bool causal = variant != 1;
+          const size_t window = variant == 4 ? 0 : 1 + (seed % 2 == 0 ? lk / 3 : 5);
+          const bool ring = variant == 2;
+          const float softcap = variant == 3 || variant == 4 ? 1.5f : 0.0f;
+          const float sink = variant >= 3 ? 0.7f : -INFINITY;
+          // Ring: slot j holds the latest position <= last with position % lk == j.
+          const size_t last = ring ? 3 * lk + lk / 2 : lk - 1;
+          const size_t offset = ring ? last + 1 - lq : variant == 0 ? lk / 2 : 0;
+          const auto key_position = [&](size_t j) { return j + (last - j) / lk * lk; };
+          const size_t ldw = lk + 1;
+          std::vector<float> out(lq * head.ld, -3.0f), weights(lq * ldw, -3.0f);
+          simd::AttentionHeadArgs args = head.Args(out.data());
+          args.mask.causal = causal;
+          args.mask.causal_offset = offset;
+          args.mask.window = window;
+          if (ring) {
+            args.mask.ring = lk;
+            args.mask.ring_last = last;
+          }
+          args.softcap = softcap;
+          args.sink = sink;
+          args.weights = weights.data();
+          args.ldw = ldw;
+          head.RunArgs(args, {lq / 2});
+
+          std::vector<double> p(lk);
+          for (size_t i = 0; i < lq; ++i) {
+            const size_t row_position = i + offset;
+            double max = sink, score_err = 0.0;
+            for (size_t j = 0; j < lk; ++j) {
+              double dot = 0.0, abs_dot = 0.0;
+              for (size_t c = 0; c < dk; ++c) {
+                const double t = double(head.q[i * head.ld + c]) * head.k[j * head.ld + c];
+                dot += t;
+                abs_dot += std::fabs(t);
+              }
+              p[j] = dot * head.Scale();
+              if (softcap > 0.0f) p[j] = softcap * std::tanh(p[j] / softcap);
+              const size_t kp = key_position(j);
+              const size_t distance = kp > row_position ? kp - row_position : row_position - kp;
+              if ((causal && kp > row_position) || (window != 0 && distance >= window)) {
+                p[j] = -INFINITY;
+              }
+              score_err = std::fmax(score_err, ((dk + 4) * abs_dot * head.Scale() + 16.0) * kFloatEps);
+              max = std::fmax(max, p[j]);
+            }
+            double sum = sink == -INFINITY ? 0.0 : std::exp(sink - max);
+            for (size_t j = 0; j < lk; ++j) {
+              sum += (p[j] = max == -INFINITY ? 0.0 : std::exp(p[j] - max));
+            }
+            for (size_t j = 0; j < lk; ++j) {
+              const double want = sum == 0.0 ? 0.0 : p[j] / sum;
+              ASSERT_NEAR(weights[i * ldw + j], want, 4.0 * score_err * want + 4 * kFloatEps)
+                  << "dk=" << dk << " lk=" << lk << " lq=" << lq << " variant " << variant
+                  << " weight " << i << "," << j;
+            }
+            for (size_t c = 0; c < dk; ++c) {
+              double ref = 0.0, abs_ref = 0.0;
+              for (size_t j = 0; j < lk; ++j) {
+                ref += p[j] * head.v[j * head.ld + c];
+                abs_ref += p[j] * std::fabs(head.v[j * head.ld + c]);
+              }
+              const double want = sum == 0.0 ? 0.0 : ref / sum;
+              const double tol = sum == 0.0 ? 0.0
+                                 : 2.0 * abs_ref / sum * (2.0 * score_err + (lk + 2) * kFloatEps);
+              ASSERT_NEAR(out[i * head.ld + c], want, tol + 1e-30)
+                  << "dk=" << dk << " lk=" << lk << " lq=" << lq << " variant " << variant
+                  << " row " << i << " col " << c;
+            }
+          }
+          std::vector<float> whole(out.size(), -3.0f);
+          args.out = whole.data();
+          args.weights = nullptr;
+          head.RunArgs(args, {});
+          ASSERT_EQ(0, std::memcmp(whole.data(), out.data(), out.size() * sizeof(float)));
+        }
+      }
+    }
+  }
+}
+
+// Key tiles wholly before a row block's window are never read: NaN there reaches no result.
+void CheckAttentionWindowSkipsEarlyTiles(const simd::AttentionKernel& kernel) {
+  Head head(kernel, 8, 900, 8, 93);
+  std::vector<float> out(head.lq * head.ld), with_nan(head.lq * head.ld);
+  simd::AttentionHeadArgs args = head.Args(out.data());
+  args.mask.causal = true;
+  args.mask.causal_offset = 890;  // rows at positions 890..897 see 826..897 with a window of 72
+  args.mask.window = 72;
+  head.RunArgs(args, {});
+  for (size_t j = 0; j < 768; ++j) head.k[j * head.ld] = head.v[j * head.ld] = NAN;
+  args.out = with_nan.data();
+  head.RunArgs(args, {});
+  ASSERT_EQ(0, std::memcmp(out.data(), with_nan.data(), out.size() * sizeof(float)));
+}
+
 void TestAttentionMatchesScalar() { ForEachKernel(CheckAttentionMatchesScalar); }
 
 void TestAttentionNonFinite() { ForEachKernel(CheckAttentionNonFinite); }
@@ -295,6 +404,10 @@ void TestAttentionNonFinite() { ForEachKernel(CheckAttentionNonFinite); }
 void TestAttentionMasks() { ForEachKernel(CheckAttentionMasks); }
 
 void TestAttentionCausalSkipsMaskedKeys() { ForEachKernel(CheckAttentionCausalSkipsMaskedKeys); }
+
+void TestAttentionStepMath() { ForEachKernel(CheckAttentionStepMath); }
+
+void TestAttentionWindowSkipsEarlyTiles() { ForEachKernel(CheckAttentionWindowSkipsEarlyTiles); }
 
 }  // namespace
 // NOLINTNEXTLINE(google-readability-namespace-comments)
@@ -309,6 +422,8 @@ HWY_EXPORT_AND_TEST_P(AttentionTest, TestAttentionMatchesScalar);
 HWY_EXPORT_AND_TEST_P(AttentionTest, TestAttentionNonFinite);
 HWY_EXPORT_AND_TEST_P(AttentionTest, TestAttentionMasks);
 HWY_EXPORT_AND_TEST_P(AttentionTest, TestAttentionCausalSkipsMaskedKeys);
+HWY_EXPORT_AND_TEST_P(AttentionTest, TestAttentionStepMath);
+HWY_EXPORT_AND_TEST_P(AttentionTest, TestAttentionWindowSkipsEarlyTiles);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(AttentionTest);
 }  // namespace edgeattn
 #endif

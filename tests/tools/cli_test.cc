@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "edgeattn/cpu_dispatch.hpp"
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/npy.hpp"
 #include "tests/golden_cases.h"
@@ -100,6 +101,55 @@ TEST(CliTest, RunReproducesPyTorch) {
       EXPECT_LE(testing_support::MaxAbsDiff(weights.data, want.data), 1e-6);
       std::remove(weights_out.c_str());
     }
+  }
+}
+
+// The attention step's flags reproduce the PyTorch goldens whose features need no learned
+// weights (tools/make_step_golden.py), and are checked.
+TEST(CliTest, RunStepMathReproducesPyTorch) {
+  const std::string dir = std::string(testing_support::TestDataDir()) + "/golden/";
+  const struct {
+    const char* name;
+    const char* flags;
+  } cases[] = {
+      {"step_window", "--causal --window 9"},
+      {"step_softcap", "--causal --softcap 1.5"},
+      {"step_score_scale", "--score-scale 0.25"},
+      {"step_rotary_interleaved", "--causal --rotary-layout interleaved"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string out = ::testing::TempDir() + "cli_" + c.name + ".npy";
+    const Result r = RunCli("run --weights " + dir + c.name + ".safetensors --heads 4 --input " +
+                            dir + c.name + "_query.npy --output " + out + " " + c.flags);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const NpyArray got = ReadNpy(out);
+    const NpyArray want = ReadNpy(dir + c.name + "_output.npy");
+    EXPECT_LE(testing_support::MaxAbsDiff(got.data, want.data),
+              2e-5 * (1.0 + testing_support::MaxAbs(want.data)));
+    std::remove(out.c_str());
+  }
+  const std::string base = "run --weights " + dir + "step_window.safetensors --heads 4 --input " +
+                           dir + "step_window_query.npy --output " + ::testing::TempDir() +
+                           "never.npy ";
+  const struct {
+    const char* flags;
+    const char* error;
+  } bad[] = {
+      {"--softcap nan", "--softcap: expected 0 (off) or a finite positive number, got nan"},
+      {"--score-scale -2", "--score-scale: expected 0 (off) or a finite positive number"},
+      {"--window 99999999", "--window: expected 0 (off) or at most 16777216, got 99999999"},
+      {"--rotary-dim 4", "--rotary-layout halves or interleaved, got --rotary-layout none"},
+      {"--rotary-layout halves --rotary-dim 3", "--rotary-dim: expected an even number"},
+      {"--rotary-layout halves --rotary-dim 10", "rotary_dim: expected 0 (= head_dim) or an "
+                                                 "even count in [2, 8]"},
+      {"--rotary-layout halves --rotary-base 1", "--rotary-base: expected a finite number above 1"},
+      {"--rotary-layout sideways", "--rotary-layout"},
+  };
+  for (const auto& b : bad) {
+    const Result r = RunCli(base + b.flags);
+    EXPECT_NE(r.exit_code, 0) << b.flags;
+    EXPECT_NE(r.output.find(b.error), std::string::npos) << b.flags << ": " << r.output;
   }
 }
 
@@ -369,8 +419,8 @@ TEST(CliTest, BenchJsonLines) {
     for (const char* key :
          {"peer", "shape", "mode", "threads", "median_ms", "p90_ms", "p99_ms", "stddev_ms",
           "gflops", "max_abs_err", "cosine", "version", "cpu", "time", "batch", "seq", "key_len",
-          "d_model", "heads", "kv_heads", "mask", "highway_target", "kernel", "calls",
-          "warmup", "peak_rss_bytes", "workspace_bytes", "load_average"}) {
+          "d_model", "heads", "kv_heads", "mask", "highway_version", "highway_target", "kernel",
+          "calls", "warmup", "peak_rss_bytes", "workspace_bytes", "load_average"}) {
       EXPECT_TRUE(line.contains(key)) << key;
     }
     EXPECT_EQ(line["peer"], "edgeattn");
@@ -396,6 +446,8 @@ TEST(CliTest, BenchJsonLines) {
   EXPECT_LT(lines[1]["max_abs_err"].get<double>(), 1e-4);
   EXPECT_GT(lines[1]["cosine"].get<double>(), 0.99999);
   EXPECT_FALSE(lines[1]["highway_target"].get<std::string>().empty());
+  EXPECT_EQ(lines[1]["highway_version"], HighwayVersion());
+  EXPECT_TRUE(lines[0]["highway_version"].is_null());  // the reference ran no kernel
   EXPECT_TRUE(lines[0]["kernel"].is_null());  // the reference
   EXPECT_EQ(lines[1]["kernel"], ProjectionKernels(Precision::kFp32).front());
   EXPECT_EQ(lines[3]["kernel"], ProjectionKernels(Precision::kInt8).front());
@@ -445,6 +497,50 @@ TEST(CliTest, BenchDecodeSweep) {
   EXPECT_GT(lines[1]["cache_bytes"].get<double>(), 0.0);
 }
 
+// The decode shape's rows: the self-attention step, 4 beams reordering the cache before each
+// step, Whisper-tiny's cross-attention step with a memory and re-projecting the frames, then
+// the windowed cache; the memory's bytes are the row's cache bytes.
+TEST(CliTest, BenchDecodeShapeRows) {
+  const Result r = RunCli("bench --shape decode --threads 1 --precision fp32 --repetitions 1 "
+                          "--warmup 0 --reference never --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::vector<nlohmann::json> lines = JsonLines(r.output);
+  ASSERT_EQ(lines.size(), 5u);
+  const char* cases[] = {"decode", "beams", "xmem", "xproj", "decode"};
+  for (std::size_t i = 0; i < lines.size(); ++i) EXPECT_EQ(lines[i]["case"], cases[i]);
+  EXPECT_EQ(lines[1]["batch"], 4);
+  EXPECT_EQ(lines[1]["cache_len"], 512);
+  for (std::size_t i : {2, 3}) {
+    EXPECT_EQ(lines[i]["key_len"], 1500);
+    EXPECT_EQ(lines[i]["d_model"], 384);
+    EXPECT_EQ(lines[i]["mask"], "none");
+  }
+  EXPECT_GT(lines[2]["cache_bytes"].get<double>(), 1500.0 * 2 * 384 * sizeof(float) - 1);
+  EXPECT_EQ(lines[3]["cache_bytes"], 0);
+}
+
+// A windowed decode row: its cache holds a ring of the window, not the context; the step
+// maths' flags reach the operator and the reference alike.
+TEST(CliTest, BenchWindowedDecodeAndStepMath) {
+  const std::vector<nlohmann::json> plain =
+      SmallBenchRows("--seq 1 --decode 1000 --threads 1 --precision fp32");
+  const std::vector<nlohmann::json> windowed =
+      SmallBenchRows("--seq 1 --decode 1000 --window 16 --threads 1 --precision fp32");
+  ASSERT_EQ(plain.size(), 2u);
+  ASSERT_EQ(windowed.size(), 2u);
+  EXPECT_EQ(windowed[1]["window"], 16);
+  EXPECT_LT(windowed[1]["max_abs_err"].get<double>(), 1e-4);
+  EXPECT_LT(windowed[1]["cache_bytes"].get<double>(), plain[1]["cache_bytes"].get<double>() / 3);
+  const std::vector<nlohmann::json> maths = SmallBenchRows(
+      "--seq 1 --decode 70 --threads 1 --precision fp32 --rotary-layout halves --rotary-dim 4 "
+      "--softcap 5 --score-scale 0.2 --qk-norm-eps 1e-6");
+  ASSERT_EQ(maths.size(), 2u);
+  EXPECT_LT(maths[1]["max_abs_err"].get<double>(), 1e-4);
+  const Result r = RunCli(kSmallBench + "--seq 4 --softcap inf");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("--softcap"), std::string::npos) << r.output;
+}
+
 // Lists and sweeps of L and threads give one group per L and one row per thread count.
 TEST(CliTest, BenchSequenceAndThreadSweeps) {
   const std::vector<nlohmann::json> lines =
@@ -492,7 +588,9 @@ TEST(CliTest, BenchTableCsvMarkdown) {
   ASSERT_EQ(lines.size(), 5u) << r.output;  // environment, header, reference, fp32, int8
   EXPECT_EQ(lines[0].rfind(std::string("edgeattn ") + EDGEATTN_VERSION_STRING + ", CPU ", 0), 0u)
       << lines[0];
-  EXPECT_NE(lines[0].find("Highway target"), std::string::npos);
+  // "Highway 1.0.3 target AVX3_DL": the version, then the target dispatch chose.
+  EXPECT_NE(lines[0].find("Highway " + HighwayVersion() + " target "), std::string::npos)
+      << lines[0];
   for (const char* column : {"shape", "B", "Lk", "d/h/kv", "mask", "p50 ms", "p90 ms", "p99 ms",
                              "sd ms", "max abs err", "cosine", "peak MiB", "load", "kernels"}) {
     EXPECT_NE(lines[1].find(column), std::string::npos) << column;
@@ -611,8 +709,24 @@ TEST(CliTest, InfoAndHelp) {
   Result r = RunCli("info");
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_NE(r.output.find("highway chosen:"), std::string::npos);
-  EXPECT_NE(r.output.find("oneTBB:"), std::string::npos);
-  EXPECT_NE(r.output.find("int8 path:"), std::string::npos);
+  EXPECT_NE(r.output.find("highway version:     " + HighwayVersion() + "\n"), std::string::npos)
+      << r.output;
+  // The pool a default context runs on, as this build makes it.
+  EXPECT_NE(r.output.find(std::string("thread pool:         ") +
+                          (EDGEATTN_WITH_TBB ? "oneTBB\n" : "std::thread\n")),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("spinning:            allowed"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(EDGEATTN_WITH_TBB ? "oneTBB:              20" : "(not built in)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("threads:             "), std::string::npos) << r.output;
+  const std::vector<std::string> int8 = ProjectionKernels(Precision::kInt8);
+  EXPECT_NE(r.output.find("int8 chosen:         " + int8.front() + "\n"), std::string::npos)
+      << r.output;
+  for (const std::string& name : int8) {
+    EXPECT_NE(r.output.find(" " + name), std::string::npos) << name << " missing: " << r.output;
+  }
   EXPECT_NE(r.output.find("bf16 kernels:        " + ProjectionKernels(Precision::kBf16).front()),
             std::string::npos)
       << r.output;

@@ -10,6 +10,7 @@
 #include "runtime/text_checks.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/layer_options.h"
+#include "tools/cli/math_options.h"
 
 namespace edgeattn {
 namespace cli {
@@ -24,6 +25,7 @@ struct RunOptions {
   std::size_t threads = 0;
   std::size_t int8_block = kDefaultInt8Block;
   LayerFlags layer;
+  MathFlags math;
 };
 
 // An [L, d] or [B, L, d] float32 array as a tensor view.
@@ -110,8 +112,9 @@ int Run(const RunOptions& o) {
   }
   CheckOutputs(o);
   const Precision precision = o.precision == "auto" ? Precision::kFp32 : PrecisionNamed(o.precision);
-  const MultiheadAttention mha =
-      MultiheadAttention::Load(o.weights, o.layer.ToLoadOptions(o.heads, precision, o.int8_block));
+  LoadOptions load = o.layer.ToLoadOptions(o.heads, precision, o.int8_block);
+  load.math = o.math.ToMath();
+  const MultiheadAttention mha = MultiheadAttention::Load(o.weights, load);
   if (o.precision != "auto" && precision != Precision::kInt8 &&
       mha.config().precision == Precision::kInt8) {
     throw Error("--precision " + o.precision + ": '" + o.weights +
@@ -166,6 +169,7 @@ Command AddRunCommand(CLI::App& parent) {
                   "Number of attention heads (int8 files written by 'edgeattn quantize' record "
                   "it; required for float files)");
   AddLayerFlags(app, &o->layer);
+  AddMathFlags(app, &o->math, false);
   app->add_option("--input", o->input, "Query .npy, float32 [L, d] or [B, L, d]")
       ->required()
       ->check(CLI::ExistingFile);

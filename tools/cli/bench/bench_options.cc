@@ -109,6 +109,21 @@ std::vector<std::size_t> ParseCountList(const std::string& option, const std::st
   return Distinct(values);
 }
 
+const char* CaseName(const BenchGroup& group) {
+  if (!group.decode) return "fwd";
+  switch (group.step) {
+    case DecodeStep::kBeams:
+      return "beams";
+    case DecodeStep::kCrossMemory:
+      return "xmem";
+    case DecodeStep::kCrossReproject:
+      return "xproj";
+    case DecodeStep::kSelf:
+      break;
+  }
+  return "decode";
+}
+
 void AddBenchOptions(CLI::App* app, BenchOptions* o) {
   app->add_option("--shape", o->shapes,
                   "Contract shapes, e.g. tiny,bert (all: every one); decode: one new position "
@@ -141,7 +156,7 @@ void AddBenchOptions(CLI::App* app, BenchOptions* o) {
           ->capture_default_str();
   app->add_option("--kernel", o->kernels,
                   "Projection kernels to measure instead, by name (edgeattn info lists this "
-                  "CPU's), e.g. qd8_qc8w_vnni_4x4v,qd8_qc8w_i16")
+                  "CPU's), e.g. qd8_qc8w_vnni_4x4v,qd8_qc8w_i16_1x1v")
       ->delimiter(',')
       ->excludes(precision);
   app->add_option("--int8-block", o->int8_block,
@@ -169,6 +184,7 @@ void AddBenchOptions(CLI::App* app, BenchOptions* o) {
       ->check(CLI::IsMember({"table", "json", "csv", "markdown"}))
       ->capture_default_str();
   app->add_flag("--json", o->json, "Same as --format json");
+  AddMathFlags(app, &o->math, true);
 }
 
 namespace {
@@ -178,6 +194,7 @@ struct ModelSpec {
   std::size_t d_model, heads;
   std::vector<std::size_t> seqs;    // the shape's query lengths
   std::vector<std::size_t> caches;  // the decode shape's cache length
+  std::size_t window = 0;           // the decode shape's windowed row
 };
 
 std::vector<ModelSpec> SelectModels(const BenchOptions& o) {
@@ -201,6 +218,11 @@ std::vector<ModelSpec> SelectModels(const BenchOptions& o) {
   if (all || std::find(o.shapes.begin(), o.shapes.end(), "decode") != o.shapes.end()) {
     const ShapeSpec& s = DecodeShape();
     models.push_back({s.name, s.d_model, s.heads, {}, {s.seq}});
+    // A windowed cache at a long context: the ring holds the window, whatever the length.
+    const WindowedDecodeSpec& w = WindowedDecodeShape();
+    if (o.decode.empty() && o.math.window == 0) {
+      models.push_back({s.name, s.d_model, s.heads, {}, {w.cache_len}, w.window});
+    }
   }
   return models;
 }
@@ -215,6 +237,33 @@ void CheckModel(const BenchOptions& o, const ModelSpec& m) {
   if (o.kv_heads > m.heads) {
     throw Error("--kv-heads: expected a divisor of the heads (" + Str(m.heads) + "), got " +
                 Str(o.kv_heads));
+  }
+}
+
+// The decode shape's further steps: beam search's batch of kBeams beams reordering the cache
+// before each step, and a Whisper-tiny decoder's cross-attention step (CrossStepShape) with and
+// without a CrossAttentionMemory.
+constexpr std::size_t kBeams = 4;
+
+void AddDecodeStepGroups(const std::vector<BenchGroup>& decode, std::vector<BenchGroup>* groups) {
+  for (BenchGroup g : decode) {
+    g.batch = kBeams;
+    g.step = DecodeStep::kBeams;
+    groups->push_back(g);
+  }
+  const ShapeSpec& whisper = CrossStepShape();
+  for (const DecodeStep step : {DecodeStep::kCrossMemory, DecodeStep::kCrossReproject}) {
+    BenchGroup g = decode.front();
+    g.shape = whisper.name;
+    g.d_model = whisper.d_model;
+    g.heads = g.kv_heads = whisper.heads;
+    g.key_len = whisper.seq;
+    g.cache_len = 0;
+    g.cross = true;
+    g.causal = false;
+    g.math = AttentionMath{};  // plain cross-attention: the step maths' flags are the decoder's
+    g.step = step;
+    groups->push_back(g);
   }
 }
 
@@ -248,6 +297,8 @@ void AddGroups(const BenchOptions& o, const ModelSpec& m, std::vector<BenchGroup
         g.cross = key != 0;
         g.key_len = decode ? cache + seq : (key != 0 ? key : seq);
         g.causal = decode || o.causal;
+        g.math = o.math.ToMath();
+        if (m.window != 0) g.math.window = m.window;
         if (g.key_len > kMaxSequenceLength) {
           throw Error("--decode: cache plus new positions must stay within " +
                       Str(kMaxSequenceLength) + ", got " + Str(g.key_len));
@@ -255,6 +306,11 @@ void AddGroups(const BenchOptions& o, const ModelSpec& m, std::vector<BenchGroup
         groups->push_back(g);
       }
     }
+  }
+  if (m.name == DecodeShape().name && m.window == 0) {
+    const std::vector<BenchGroup> decode(groups->end() - seqs.size() * caches.size(),
+                                         groups->end());
+    AddDecodeStepGroups(decode, groups);
   }
 }
 

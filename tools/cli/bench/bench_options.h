@@ -10,6 +10,7 @@
 
 #include "edgeattn/edgeattn.hpp"
 #include "tools/cli/bench/measurement.h"
+#include "tools/cli/math_options.h"
 
 namespace edgeattn {
 namespace cli {
@@ -27,7 +28,17 @@ struct BenchOptions {
   std::string reference = "auto";
   std::string format = "table";
   bool json = false;
+  MathFlags math;
 };
+
+// What a decode group's step does: a causal step against a KV cache (kSelf), the same for beams
+// that reorder the cache before each step (kBeams), or a cross-attention step against an
+// encoder output through a CrossAttentionMemory (kCrossMemory) or by projecting the frames again
+// (kCrossReproject).
+enum class DecodeStep { kSelf, kBeams, kCrossMemory, kCrossReproject };
+
+// The rows' case column: "fwd", "decode", "beams", "xmem" or "xproj".
+const char* CaseName(const struct BenchGroup& group);
 
 // The rows that share one model and one set of inputs: one float reference, then each
 // precision at each thread count.
@@ -41,6 +52,8 @@ struct BenchGroup {
   bool decode = false;
   bool causal = false;  // decode steps are causal too
   bool cross = false;   // key and value are inputs of their own (Lk may differ from L)
+  DecodeStep step = DecodeStep::kSelf;  // decode groups
+  AttentionMath math{};  // the operator's (the decode shape's windowed row: a window)
 };
 
 enum class ReferencePolicy { kAuto, kAlways, kNever };

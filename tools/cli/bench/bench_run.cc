@@ -19,9 +19,10 @@ namespace cli {
 namespace {
 
 std::string GroupLabel(const BenchGroup& g) {
-  std::string label = g.shape + (g.decode ? " decode" : "") + " B" + std::to_string(g.batch) +
+  std::string label = g.shape + (g.decode ? std::string(" ") + CaseName(g) : "") + " B" + std::to_string(g.batch) +
                       " L" + std::to_string(g.seq) + " Lk" + std::to_string(g.key_len);
-  return label + (g.causal ? " causal" : "");
+  label += g.causal ? " causal" : "";
+  return label + (g.math.window != 0 ? " window" + std::to_string(g.math.window) : "");
 }
 
 std::unique_ptr<RowWriter> MakeWriter(OutputFormat format, const BenchEnvironment& env) {

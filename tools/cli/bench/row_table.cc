@@ -53,14 +53,19 @@ std::vector<Column> Columns(const BenchEnvironment& env) {
   const auto count = [](std::size_t v) { return std::to_string(v); };
   return {
       {"shape", -7, [](const Row& r) { return r.group.shape; }},
-      {"case", -6, [](const Row& r) { return std::string(r.group.decode ? "decode" : "fwd"); }},
+      {"case", -6, [](const Row& r) { return std::string(CaseName(r.group)); }},
       {"B", 3, [count](const Row& r) { return count(r.group.batch); }},
       {"L", 6, [count](const Row& r) { return count(r.group.seq); }},
       {"Lk", 6, [count](const Row& r) { return count(r.group.key_len); }},
       {"d/h/kv", 10, [](const Row& r) {
          return Format("%zu/%zu/%zu", r.group.d_model, r.group.heads, r.group.kv_heads);
        }},
-      {"mask", -6, [](const Row& r) { return std::string(r.group.causal ? "causal" : "none"); }},
+      {"mask", -6,
+       [](const Row& r) {
+         const std::string window =
+             r.group.math.window != 0 ? " w" + std::to_string(r.group.math.window) : "";
+         return std::string(r.group.causal ? "causal" : "none") + window;
+       }},
       {"mode", -9, [](const Row& r) { return r.mode; }},
       {"thr", 3, [count](const Row& r) { return count(r.threads); }},
       {"p50 ms", 10, [](const Row& r) {
@@ -95,8 +100,9 @@ class TableWriter : public RowWriter {
  public:
   TableWriter(const BenchEnvironment& env, std::FILE* out, bool markdown)
       : out_(out), markdown_(markdown), columns_(Columns(env)) {
-    std::fprintf(out_, "edgeattn %s, CPU %s, Highway target %s, %s\n%s", env.version.c_str(),
-                 env.cpu.c_str(), env.highway_target.c_str(), UtcNow().c_str(),
+    std::fprintf(out_, "edgeattn %s, CPU %s, Highway %s target %s, %s\n%s", env.version.c_str(),
+                 env.cpu.c_str(), env.highway_version.c_str(), env.highway_target.c_str(),
+                 UtcNow().c_str(),
                  markdown_ ? "\n" : "");
     std::vector<std::string> titles, rules;
     for (const Column& c : columns_) {

@@ -1,0 +1,394 @@
+// The attention step's maths (AttentionMath, sinks, norm weights): forward calls against the
+// float reference for each feature and all together, fp32 and int8, bit-identical for any
+// thread count; decoding with them (a windowed cache's ring, its Truncate); and their checks.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "edgeattn/edgeattn.hpp"
+#include "edgeattn/reference.hpp"
+#include "tests/expect_error.h"
+#include "tests/runtime/test_model.h"
+#include "tests/test_support.h"
+
+namespace edgeattn {
+namespace {
+
+using testing_support::Cosine;
+using testing_support::ExpectError;
+using testing_support::GqaModel;
+using testing_support::kFloatEps;
+using testing_support::MaxAbs;
+using testing_support::MaxAbsDiff;
+using testing_support::RandomNormal;
+
+// A grouped-query model with the learned parts of the attention step.
+struct MathModel {
+  GqaModel base;
+  std::vector<float> sinks, q_norm, k_norm;
+  bool with_sinks;
+
+  MathModel(const AttentionMath& math, bool sinks_on, std::size_t d = 64, std::size_t heads = 4)
+      : base(d, heads, heads / 2, 41), with_sinks(sinks_on) {
+    base.config.math = math;
+    sinks = RandomNormal(heads, 5, 2.0f);
+    q_norm = RandomNormal(d / heads, 6, 0.3f);
+    k_norm = RandomNormal(d / heads, 7, 0.3f);
+    for (float& w : q_norm) w += 1.0f;
+    for (float& w : k_norm) w += 1.0f;
+  }
+  WeightsView view() const {
+    WeightsView w = base.view();
+    if (with_sinks) w.sinks = {sinks.data(), sinks.size()};
+    if (base.config.math.qk_norm) {
+      w.q_norm_weight = {q_norm.data(), q_norm.size()};
+      w.k_norm_weight = {k_norm.data(), k_norm.size()};
+    }
+    return w;
+  }
+  Config config(Precision precision) const { return base.with(precision); }
+};
+
+AttentionMath Rotary(RotaryLayout layout, std::size_t dims) {
+  AttentionMath m;
+  m.rotary = layout;
+  m.rotary_dim = dims;
+  m.rotary_base = 500.0f;
+  m.rotary_scaling = 2.0f;
+  return m;
+}
+
+struct MathCase {
+  const char* name;
+  AttentionMath math;
+  bool sinks;
+};
+
+std::vector<MathCase> Cases() {
+  std::vector<MathCase> cases;
+  AttentionMath m;
+  m.score_scale = 0.5f;
+  cases.push_back({"score_scale", m, false});
+  m = {};
+  m.softcap = 2.0f;
+  cases.push_back({"softcap", m, false});
+  cases.push_back({"sinks", {}, true});
+  m = {};
+  m.qk_norm = true;
+  m.qk_norm_eps = 1e-5f;
+  cases.push_back({"qk_norm", m, false});
+  cases.push_back({"rotary_halves", Rotary(RotaryLayout::kHalves, 0), false});
+  cases.push_back({"rotary_interleaved", Rotary(RotaryLayout::kInterleaved, 0), false});
+  cases.push_back({"rotary_partial", Rotary(RotaryLayout::kHalves, 6), false});
+  m = {};
+  m.window = 37;
+  cases.push_back({"window", m, false});
+  m = Rotary(RotaryLayout::kHalves, 8);
+  m.score_scale = 0.3f;
+  m.softcap = 3.0f;
+  m.qk_norm = true;
+  m.window = 100;
+  cases.push_back({"combined", m, true});
+  return cases;
+}
+
+void CheckForward(const MathCase& c, Precision precision, bool causal) {
+  SCOPED_TRACE(::testing::Message() << c.name << (causal ? " causal " : " ")
+                                    << (precision == Precision::kInt8 ? "int8" : "fp32"));
+  const MathModel model(c.math, c.sinks);
+  const std::size_t batch = 2, lq = 300, lk = 290, d = 64;
+  const MultiheadAttention mha(model.config(precision), model.view());
+  const std::vector<float> q = RandomNormal(batch * lq * d, 11);
+  const std::vector<float> kv = RandomNormal(batch * lk * d, 12);
+  std::vector<std::size_t> positions(lq), key_positions(lk);
+  for (std::size_t i = 0; i < lq; ++i) positions[i] = 3 * i + 5;
+  for (std::size_t j = 0; j < lk; ++j) key_positions[j] = 2 * j;
+  ForwardOptions options;
+  options.is_causal = causal;
+  if (c.math.rotary != RotaryLayout::kNone) {
+    options.positions = {positions.data(), lq};
+    options.key_positions = {key_positions.data(), lk};
+  }
+  const ConstTensor tq{q.data(), batch, lq, d}, tkv{kv.data(), batch, lk, d};
+  std::vector<float> one(q.size()), three(q.size()), ref(q.size());
+  Context single(1), several(3);
+  mha.Forward(single, tq, tkv, tkv, {one.data(), batch, lq, d}, options);
+  mha.Forward(several, tq, tkv, tkv, {three.data(), batch, lq, d}, options);
+  ASSERT_EQ(0, std::memcmp(one.data(), three.data(), one.size() * sizeof(float)));
+  ReferenceForward(model.config(Precision::kFp32), model.view(), tq, tkv, tkv,
+                   {ref.data(), batch, lq, d}, options);
+  if (precision == Precision::kFp32) {
+    EXPECT_LE(MaxAbsDiff(one, ref), 4.0 * (2 * d + lk) * kFloatEps * (1.0 + MaxAbs(ref)));
+  } else {
+    EXPECT_GE(Cosine(one, ref), 0.999);
+  }
+}
+
+TEST(AttentionMathTest, ForwardMatchesReference) {
+  for (const MathCase& c : Cases()) {
+    for (Precision precision : {Precision::kFp32, Precision::kInt8}) {
+      CheckForward(c, precision, false);
+      CheckForward(c, precision, true);
+    }
+  }
+}
+
+// Each feature changes the result: none of them is silently ignored.
+TEST(AttentionMathTest, EachFeatureChangesTheOutput) {
+  const MathModel plain({}, false);
+  const std::size_t lq = 40, d = 64;
+  const std::vector<float> x = RandomNormal(lq * d, 3);
+  Context context(1);
+  const auto run = [&](const MathModel& model) {
+    std::vector<float> y(x.size());
+    MultiheadAttention(model.config(Precision::kFp32), model.view())
+        .Forward(context, {x.data(), 1, lq, d}, {y.data(), 1, lq, d});
+    return y;
+  };
+  const std::vector<float> base = run(plain);
+  for (const MathCase& c : Cases()) {
+    EXPECT_GT(MaxAbsDiff(run(MathModel(c.math, c.sinks)), base), 1e-4) << c.name;
+  }
+}
+
+// Rows of x [length, d] from `first`.
+std::vector<float> Rows(const std::vector<float>& x, std::size_t d, std::size_t first,
+                        std::size_t n) {
+  return std::vector<float>(x.begin() + first * d, x.begin() + (first + n) * d);
+}
+
+// Decoding step by step gives the causal forward's rows, with every feature on.
+void CheckDecode(const AttentionMath& math, bool sinks, Precision precision,
+                 const std::vector<std::size_t>& steps) {
+  const MathModel model(math, sinks, 32, 2);
+  const std::size_t d = 32;
+  std::size_t length = 0;
+  for (std::size_t n : steps) length += n;
+  const MultiheadAttention mha(model.config(precision), model.view());
+  const std::vector<float> x = RandomNormal(length * d, 21);
+  ForwardOptions causal;
+  causal.is_causal = true;
+  std::vector<float> full(x.size());
+  Context context(2);
+  mha.Forward(context, {x.data(), 1, length, d}, {full.data(), 1, length, d}, causal);
+  KvCache cache(mha, length, 1);
+  const std::size_t bytes = cache.bytes();
+  std::size_t first = 0;
+  for (std::size_t n : steps) {
+    const std::vector<float> in = Rows(x, d, first, n);
+    std::vector<float> out(in.size());
+    mha.Decode(context, {in.data(), 1, n, d}, cache, {out.data(), 1, n, d});
+    const std::vector<float> want = Rows(full, d, first, n);
+    // The same arithmetic as the forward call but other key tiles (and the ring's order).
+    ASSERT_LE(MaxAbsDiff(out, want), 256 * kFloatEps * (1.0 + MaxAbs(want))) << "step at " << first;
+    first += n;
+  }
+  EXPECT_EQ(cache.bytes(), bytes);
+}
+
+TEST(AttentionMathTest, DecodeMatchesCausalForward) {
+  for (const MathCase& c : Cases()) {
+    SCOPED_TRACE(c.name);
+    for (Precision precision : {Precision::kFp32, Precision::kInt8}) {
+      CheckDecode(c.math, c.sinks, precision, {1, 3, 70, 1, 1, 29, 5, 64, 2, 1, 90, 7});
+    }
+  }
+}
+
+// The proof: 4,096 single-token steps with a window of 512 hold the cache at the
+// window's size (a ring of 576 slots) and match a windowed causal forward.
+TEST(AttentionMathTest, WindowedDecodeOf4096StepsKeepsTheWindow) {
+  AttentionMath math;
+  math.window = 512;
+  const MathModel model(math, false, 32, 2);
+  const std::size_t d = 32, length = 4096;
+  const MultiheadAttention mha(model.config(Precision::kFp32), model.view());
+  const std::vector<float> x = RandomNormal(length * d, 8);
+  ForwardOptions causal;
+  causal.is_causal = true;
+  std::vector<float> full(x.size());
+  Context context(2);
+  mha.Forward(context, {x.data(), 1, length, d}, {full.data(), 1, length, d}, causal);
+  KvCache cache(mha, length, 1);
+  EXPECT_EQ(cache.slots(), 576u);
+  const std::size_t bytes = cache.bytes();
+  Config unwindowed = model.base.config;
+  unwindowed.math = {};
+  EXPECT_LT(bytes, KvCache(MultiheadAttention(unwindowed, model.view()), length).bytes() / 7);
+  std::vector<float> out(d);
+  for (std::size_t i = 0; i < length; ++i) {
+    mha.Decode(context, {x.data() + i * d, 1, 1, d}, cache, {out.data(), 1, 1, d});
+    const std::vector<float> want = Rows(full, d, i, 1);
+    ASSERT_LE(MaxAbsDiff(out, want), 256 * kFloatEps * (1.0 + MaxAbs(want))) << "step " << i;
+  }
+  EXPECT_EQ(cache.length(), length);
+  EXPECT_EQ(cache.bytes(), bytes);
+}
+
+// Truncate rolls back within what the ring holds, and the re-decoded steps are the same;
+// further back is an error naming the first length it still could roll back to.
+TEST(AttentionMathTest, WindowedTruncateRollsBackWithinTheRing) {
+  AttentionMath math;
+  math.window = 100;  // 192 slots; steps of up to 93 positions once full
+  const MathModel model(math, false, 32, 2);
+  const std::size_t d = 32;
+  const MultiheadAttention mha(model.config(Precision::kFp32), model.view());
+  const std::vector<float> x = RandomNormal(600 * d, 9);
+  Context context(1);
+  KvCache cache(mha, 600, 1);
+  std::vector<float> out(93 * d), again(93 * d);
+  std::size_t length = 0;
+  for (std::size_t n : {90, 90, 90, 90}) {
+    mha.Decode(context, {x.data() + length * d, 1, n, d}, cache, {out.data(), 1, n, d});
+    length += n;
+  }
+  // Holds positions 168..359; the step after a rollback to 300 needs 201..299.
+  cache.Truncate(300);
+  mha.Decode(context, {x.data() + 300 * d, 1, 60, d}, cache, {again.data(), 1, 60, d});
+  const std::vector<float> last(out.begin() + 30 * d, out.begin() + 90 * d);
+  EXPECT_EQ(MaxAbsDiff(std::vector<float>(again.begin(), again.begin() + 60 * d), last), 0.0);
+  ExpectError([&] { cache.Truncate(250); }, {"length", "at least 267", "ring of 192 slots"});
+  EXPECT_EQ(cache.length(), 360u);
+  ExpectError(
+      [&] {
+        mha.Decode(context, {x.data(), 1, 94, d}, cache, {out.data(), 1, 94, d});
+      },
+      {"x.length", "at most 93", "got 94"});
+}
+
+// Ragged steps and Reorder on a windowed cache: each sequence's ring wraps on its own, and a
+// reordered sequence carries what its ring holds.
+TEST(AttentionMathTest, WindowedRaggedDecodeAndReorder) {
+  AttentionMath math = Rotary(RotaryLayout::kHalves, 0);
+  math.window = 40;  // 128 slots
+  const MathModel model(math, true, 32, 2);
+  const std::size_t d = 32, length = 400;
+  const MultiheadAttention mha(model.config(Precision::kFp32), model.view());
+  const std::vector<float> x = RandomNormal(2 * length * d, 30);
+  ForwardOptions causal;
+  causal.is_causal = true;
+  std::vector<float> full(x.size());
+  Context context(2);
+  mha.Forward(context, {x.data(), 2, length, d}, {full.data(), 2, length, d}, causal);
+  KvCache cache(mha, length, 2);
+  std::size_t done[2] = {0, 0};
+  const std::size_t n = 30;
+  std::vector<float> in(2 * n * d), out(2 * n * d);
+  for (int step = 0; done[0] + n <= length && done[1] + n <= length; ++step) {
+    const std::size_t lengths[2] = {n, step % 3 == 0 ? std::size_t{7} : n};
+    for (std::size_t b = 0; b < 2; ++b) {
+      std::memcpy(in.data() + b * n * d, x.data() + (b * length + done[b]) * d,
+                  lengths[b] * d * sizeof(float));
+    }
+    mha.Decode(context, {in.data(), 2, n, d}, cache, {out.data(), 2, n, d}, {lengths, 2});
+    for (std::size_t b = 0; b < 2; ++b) {
+      const std::vector<float> got(out.begin() + b * n * d, out.begin() + (b * n + lengths[b]) * d);
+      const std::vector<float> want(full.begin() + (b * length + done[b]) * d,
+                                    full.begin() + (b * length + done[b] + lengths[b]) * d);
+      ASSERT_LE(MaxAbsDiff(got, want), 256 * kFloatEps * (1.0 + MaxAbs(want)))
+          << "sequence " << b << " at " << done[b];
+      done[b] += lengths[b];
+    }
+  }
+  // Sequence 1 becomes sequence 0's copy: a rollback then follows sequence 0's ring.
+  const std::size_t indices[2] = {0, 0};
+  cache.Reorder({indices, 2});
+  EXPECT_EQ(cache.length(1), done[0]);
+  ExpectError([&] { cache.Truncate(done[0] - 100); }, {"length", "ring of 128 slots"});
+}
+
+TEST(AttentionMathTest, HostileOptionsAreNamedErrors) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const auto build = [](const AttentionMath& math, bool sinks = false) {
+    const MathModel model(math, sinks);
+    MultiheadAttention(model.config(Precision::kFp32), model.view());
+  };
+  AttentionMath m;
+  m.score_scale = nan;
+  ExpectError([&] { build(m); }, {"Config.math.score_scale", "finite positive", "NaN"});
+  m = {};
+  m.score_scale = -1.0f;
+  ExpectError([&] { build(m); }, {"Config.math.score_scale", "got -1"});
+  m = {};
+  m.softcap = inf;
+  ExpectError([&] { build(m); }, {"Config.math.softcap", "inf"});
+  m = {};
+  m.window = kMaxPosition + 1;
+  ExpectError([&] { build(m); }, {"Config.math.window", "16777217"});
+  m = Rotary(RotaryLayout::kHalves, 7);
+  ExpectError([&] { build(m); }, {"Config.math.rotary_dim", "even", "got 7"});
+  m = Rotary(RotaryLayout::kInterleaved, 18);
+  ExpectError([&] { build(m); }, {"Config.math.rotary_dim", "[2, 16]", "got 18"});
+  m = Rotary(RotaryLayout::kHalves, 0);
+  m.rotary_base = 1.0f;
+  ExpectError([&] { build(m); }, {"Config.math.rotary_base", "above 1"});
+  m.rotary_base = 10000.0f;
+  m.rotary_scaling = 0.0f;
+  ExpectError([&] { build(m); }, {"Config.math.rotary_scaling", "got 0"});
+  m = {};
+  m.rotary_dim = 4;
+  ExpectError([&] { build(m); }, {"Config.math.rotary_dim", "without a rotary layout"});
+  m = {};
+  m.rotary = static_cast<RotaryLayout>(7);
+  ExpectError([&] { build(m); }, {"Config.math.rotary", "got 7"});
+  m = {};
+  m.qk_norm = true;
+  m.qk_norm_eps = 0.0f;
+  ExpectError([&] { build(m); }, {"Config.math.qk_norm_eps", "got 0"});
+
+  // Weights: sinks of the wrong size or not finite, norm weights without the norm.
+  MathModel model({}, true);
+  model.sinks.push_back(0.0f);
+  ExpectError([&] { MultiheadAttention(model.config(Precision::kFp32), model.view()); },
+              {"sinks", "expected 4 floats", "got 5"});
+  model.sinks = {0.0f, nan, 1.0f, 2.0f};
+  ExpectError([&] { MultiheadAttention(model.config(Precision::kFp32), model.view()); },
+              {"sinks[1]", "finite", "NaN"});
+  model.with_sinks = false;
+  WeightsView w = model.view();
+  w.q_norm_weight = {model.q_norm.data(), model.q_norm.size()};
+  ExpectError([&] { MultiheadAttention(model.config(Precision::kFp32), w); },
+              {"q_norm_weight", "Config.math.qk_norm", "off"});
+  AttentionMath norm;
+  norm.qk_norm = true;
+  MathModel normed(norm, false);
+  w = normed.view();
+  w.k_norm_weight = {};
+  ExpectError([&] { MultiheadAttention(normed.config(Precision::kFp32), w); },
+              {"k_norm_weight", "expected 16 floats", "got none"});
+
+  // Positions: only with a rotary embedding, one per row, below kMaxPosition.
+  const std::size_t d = 64, lq = 5;
+  const std::vector<float> x = RandomNormal(lq * d, 1);
+  std::vector<float> y(x.size());
+  std::vector<std::size_t> positions = {0, 1, 2, 3, kMaxPosition};
+  Context context(1);
+  ForwardOptions options;
+  options.positions = {positions.data(), positions.size()};
+  const MultiheadAttention plain(model.config(Precision::kFp32), model.view());
+  ExpectError(
+      [&] {
+        plain.Forward(context, {x.data(), 1, lq, d}, {y.data(), 1, lq, d}, options);
+      },
+      {"positions", "no rotary embedding"});
+  const MathModel rotary(Rotary(RotaryLayout::kHalves, 0), false);
+  const MultiheadAttention rotated(rotary.config(Precision::kFp32), rotary.view());
+  ExpectError(
+      [&] {
+        rotated.Forward(context, {x.data(), 1, lq, d}, {y.data(), 1, lq, d}, options);
+      },
+      {"positions[4]", "below 16777216", "got 16777216"});
+  options.positions = {positions.data(), 4};
+  ExpectError(
+      [&] {
+        rotated.Forward(context, {x.data(), 1, lq, d}, {y.data(), 1, lq, d}, options);
+      },
+      {"positions", "expected 5 positions", "got 4"});
+}
+
+}  // namespace
+}  // namespace edgeattn

@@ -1,0 +1,256 @@
+// Cross-attention against a CrossAttentionMemory gives what Forward over the encoder output it
+// was projected from gives, bit for bit, for beams mapped onto memory items, padded batches,
+// either precision, head grouping and any thread count; bad arguments are named errors.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "edgeattn/edgeattn.hpp"
+#include "tests/expect_error.h"
+#include "tests/runtime/test_model.h"
+#include "tests/test_support.h"
+
+namespace edgeattn {
+namespace {
+
+using testing_support::ExpectError;
+using testing_support::GqaModel;
+using testing_support::RandomNormal;
+
+// Items `items` of x [batch, length, d], one after another.
+std::vector<float> Gather(const std::vector<float>& x, std::size_t length, std::size_t d,
+                          const std::vector<std::size_t>& items) {
+  std::vector<float> out;
+  for (std::size_t m : items) {
+    out.insert(out.end(), x.begin() + m * length * d, x.begin() + (m + 1) * length * d);
+  }
+  return out;
+}
+
+struct CrossCase {
+  std::size_t d, heads, kv_heads, memory_batch, frames, steps;
+  std::vector<std::size_t> items;        // memory item of each query item
+  std::vector<std::size_t> key_lengths;  // empty: every frame
+  Precision precision;
+};
+
+void CheckCrossSteps(const CrossCase& c) {
+  SCOPED_TRACE(::testing::Message() << "d=" << c.d << " heads=" << c.heads << "/" << c.kv_heads
+                                    << " frames=" << c.frames << " beams=" << c.items.size()
+                                    << (c.precision == Precision::kInt8 ? " int8" : " fp32"));
+  const std::size_t d = c.d, beams = c.items.size();
+  const GqaModel model(d, c.heads, c.kv_heads, 40 + d);
+  const MultiheadAttention mha(model.with(c.precision), model.view());
+  const std::vector<float> encoder = RandomNormal(c.memory_batch * c.frames * d, 7);
+  const std::vector<float> query = RandomNormal(beams * c.steps * d, 8);
+  // What each step must give: Forward over the encoder output of each beam's item.
+  const std::vector<float> keys = Gather(encoder, c.frames, d, c.items);
+  std::vector<std::size_t> beam_lengths;
+  for (std::size_t m : c.items) {
+    beam_lengths.push_back(c.key_lengths.empty() ? c.frames : c.key_lengths[m]);
+  }
+  ForwardOptions options;
+  if (!c.key_lengths.empty()) options.key_lengths = {beam_lengths.data(), beams};
+  std::vector<float> want(query.size());
+  Context one(1);
+  mha.Forward(one, {query.data(), beams, c.steps, d}, {keys.data(), beams, c.frames, d},
+              {keys.data(), beams, c.frames, d}, {want.data(), beams, c.steps, d}, options);
+
+  for (std::size_t threads : {1, 3}) {
+    Context context(threads);
+    CrossAttentionMemory memory(mha, c.frames + 5, c.memory_batch);
+    const Span<const std::size_t> lengths{c.key_lengths.data(), c.key_lengths.size()};
+    mha.ProjectMemory(context, {encoder.data(), c.memory_batch, c.frames, d}, memory, lengths);
+    ASSERT_EQ(memory.length(), c.frames);
+    // One decoder position at a time, as a decoder runs; all beams in one call.
+    for (std::size_t t = 0; t < c.steps; ++t) {
+      std::vector<float> step(beams * d), out(beams * d);
+      for (std::size_t b = 0; b < beams; ++b) {
+        std::memcpy(&step[b * d], &query[(b * c.steps + t) * d], d * sizeof(float));
+      }
+      mha.DecodeCross(context, {step.data(), beams, 1, d}, memory, {out.data(), beams, 1, d},
+                      {c.items.data(), beams});
+      for (std::size_t b = 0; b < beams; ++b) {
+        ASSERT_EQ(0, std::memcmp(&out[b * d], &want[(b * c.steps + t) * d], d * sizeof(float)))
+            << "threads " << threads << " step " << t << " beam " << b;
+      }
+    }
+  }
+}
+
+TEST(CrossAttentionMemoryTest, StepsEqualForwardOverTheEncoderOutput) {
+  CheckCrossSteps({48, 6, 6, 1, 150, 3, {0, 0, 0, 0}, {}, Precision::kFp32});       // beams of one
+  CheckCrossSteps({48, 6, 2, 2, 70, 2, {1, 0, 1}, {}, Precision::kFp32});           // GQA, mapped
+  CheckCrossSteps({32, 4, 4, 3, 65, 2, {2, 0, 1}, {65, 17, 1}, Precision::kFp32});  // padded
+  CheckCrossSteps({64, 8, 8, 2, 129, 2, {0, 1, 1, 0}, {100, 129}, Precision::kInt8});
+  CheckCrossSteps({32, 1, 1, 1, 3, 2, {0}, {}, Precision::kInt8});
+}
+
+// Without memory_items: item b reads item b, or a one-item memory serves every query item; a
+// step of several positions at once, written over its own query.
+TEST(CrossAttentionMemoryTest, DefaultItemsAndInPlaceOutput) {
+  const std::size_t d = 32, frames = 40, n = 3;
+  const GqaModel model(d, 4, 4, 5);
+  const MultiheadAttention mha(model.config, model.view());
+  const std::vector<float> encoder = RandomNormal(2 * frames * d, 1);
+  std::vector<float> query = RandomNormal(2 * n * d, 2), want(query.size());
+  Context context(2);
+  mha.Forward(context, {query.data(), 2, n, d}, {encoder.data(), 2, frames, d},
+              {encoder.data(), 2, frames, d}, {want.data(), 2, n, d});
+  CrossAttentionMemory memory(mha, frames, 2);
+  mha.ProjectMemory(context, {encoder.data(), 2, frames, d}, memory);
+  std::vector<float> in_place = query;
+  mha.DecodeCross(context, {in_place.data(), 2, n, d}, memory, {in_place.data(), 2, n, d});
+  EXPECT_EQ(in_place, want);
+
+  CrossAttentionMemory single(mha, frames);
+  mha.ProjectMemory(context, {encoder.data(), 1, frames, d}, single);
+  std::vector<float> broadcast(query.size()), first(query.size());
+  mha.DecodeCross(context, {query.data(), 2, n, d}, single, {broadcast.data(), 2, n, d});
+  const std::vector<std::size_t> zeros = {0, 0};
+  mha.DecodeCross(context, {query.data(), 2, n, d}, memory, {first.data(), 2, n, d},
+                  {zeros.data(), 2});
+  EXPECT_EQ(broadcast, first);
+  EXPECT_EQ(0, std::memcmp(broadcast.data(), want.data(), n * d * sizeof(float)));
+}
+
+// A memory projected again holds the new encoder output only, shorter ones included.
+TEST(CrossAttentionMemoryTest, ProjectingAgainReplacesTheOutput) {
+  const std::size_t d = 16;
+  const GqaModel model(d, 2, 2, 9);
+  const MultiheadAttention mha(model.config, model.view());
+  const std::vector<float> long_output = RandomNormal(90 * d, 3),
+                           short_output = RandomNormal(7 * d, 4);
+  const std::vector<float> query = RandomNormal(d, 5);
+  Context context(1);
+  CrossAttentionMemory reused(mha, 90), fresh(mha, 7);
+  mha.ProjectMemory(context, {long_output.data(), 1, 90, d}, reused);
+  mha.ProjectMemory(context, {short_output.data(), 1, 7, d}, reused);
+  mha.ProjectMemory(context, {short_output.data(), 1, 7, d}, fresh);
+  EXPECT_EQ(reused.length(), 7u);
+  EXPECT_EQ(reused.length(0), 7u);
+  std::vector<float> got(d), want(d);
+  mha.DecodeCross(context, {query.data(), 1, 1, d}, reused, {got.data(), 1, 1, d});
+  mha.DecodeCross(context, {query.data(), 1, 1, d}, fresh, {want.data(), 1, 1, d});
+  EXPECT_EQ(got, want);
+  EXPECT_GT(reused.bytes(), fresh.bytes());
+}
+
+TEST(CrossAttentionMemoryTest, RejectsHostileArguments) {
+  const std::size_t d = 32;
+  const GqaModel model(d, 4, 2, 1);
+  const MultiheadAttention mha(model.config, model.view());
+  const MultiheadAttention twin(model.config, model.view());  // same shape, another layer
+  const std::vector<float> encoder = RandomNormal(2 * 10 * d, 1);
+  std::vector<float> x(3 * d, 0.5f), out(3 * d);
+  Context context(1);
+  CrossAttentionMemory memory(mha, 10, 2);
+  EXPECT_EQ(memory.max_length(), 10u);
+  EXPECT_EQ(memory.batch(), 2u);
+  ExpectError(
+      [&] {
+        mha.DecodeCross(context, {x.data(), 2, 1, d}, memory, {out.data(), 2, 1, d});
+      },
+      {"memory: holds no encoder output yet (call ProjectMemory first)"});
+  ExpectError(
+      [&] {
+        mha.ProjectMemory(context, {encoder.data(), 2, 11, d}, memory);
+      },
+      {"encoder_output.length: expected at most the memory's max_length 10, got 11"});
+  ExpectError(
+      [&] {
+        mha.ProjectMemory(context, {encoder.data(), 1, 10, d}, memory);
+      },
+      {"encoder_output.batch: expected the memory's batch 2, got 1"});
+  ExpectError(
+      [&] {
+        mha.ProjectMemory(context, {encoder.data(), 2, 10, 16}, memory);
+      },
+      {"encoder_output.features: expected d_model = 32, got 16"});
+  const std::vector<std::size_t> too_long = {10, 11};
+  ExpectError(
+      [&] {
+        mha.ProjectMemory(context, {encoder.data(), 2, 10, d}, memory, {too_long.data(), 2});
+      },
+      {"key_lengths[1]: expected a length in [0, 10], got 11"});
+  ExpectError(
+      [&] {
+        mha.ProjectMemory(context, {encoder.data(), 2, 10, d}, memory, {too_long.data(), 1});
+      },
+      {"key_lengths: expected 2 values [batch], got 1"});
+  ExpectError(
+      [&] {
+        twin.ProjectMemory(context, {encoder.data(), 2, 10, d}, memory);
+      },
+      {"memory: made for another operator"});
+  mha.ProjectMemory(context, {encoder.data(), 2, 10, d}, memory);
+  ExpectError(
+      [&] {
+        twin.DecodeCross(context, {x.data(), 2, 1, d}, memory, {out.data(), 2, 1, d});
+      },
+      {"memory: made for another operator"});
+  ExpectError(
+      [&] {
+        mha.DecodeCross(context, {x.data(), 3, 1, d}, memory, {out.data(), 3, 1, d});
+      },
+      {"query.batch: expected the memory's batch 2 (or memory_items naming an item per "
+       "query item), got 3"});
+  ExpectError(
+      [&] {
+        mha.DecodeCross(context, {x.data(), 1, 1, 16}, memory, {out.data(), 1, 1, 16});
+      },
+      {"query.features: expected d_model = 32, got 16"});
+  ExpectError(
+      [&] {
+        mha.DecodeCross(context, {x.data(), 2, 1, d}, memory, {out.data(), 2, 2, d});
+      },
+      {"out: expected shape [2, 1, 32] like query, got [2, 2, 32]"});
+  const std::vector<std::size_t> items = {0, 2, 1};
+  ExpectError(
+      [&] {
+        mha.DecodeCross(context, {x.data(), 3, 1, d}, memory, {out.data(), 3, 1, d},
+                        {items.data(), 3});
+      },
+      {"memory_items[1]: expected a memory item in [0, 1], got 2"});
+  ExpectError(
+      [&] {
+        mha.DecodeCross(context, {x.data(), 3, 1, d}, memory, {out.data(), 3, 1, d},
+                        {items.data(), 2});
+      },
+      {"memory_items: expected 3 values [query.batch], got 2"});
+  ExpectError(
+      [&] {
+        mha.DecodeCross(context, {x.data(), 3, 1, d}, memory, {out.data(), 3, 1, d}, {nullptr, 3});
+      },
+      {"memory_items: got a null pointer with size 3"});
+  // The items inside the output buffer.
+  std::vector<float> shared(3 * d + 8);
+  auto* inside = reinterpret_cast<std::size_t*>(shared.data() + 2);
+  inside[0] = inside[1] = inside[2] = 0;
+  ExpectError(
+      [&] {
+        mha.DecodeCross(context, {x.data(), 3, 1, d}, memory, {shared.data(), 3, 1, d},
+                        {inside, 3});
+      },
+      {"out: expected a buffer apart from memory_items, got one that overlaps it"});
+  ExpectError([&] { CrossAttentionMemory m(mha, 0); }, {"max_length: expected a value in [1, "});
+  ExpectError([&] { CrossAttentionMemory m(mha, 4, 0); }, {"batch: expected a value in [1, "});
+  ExpectError([&] { (void)memory.length(2); }, {"item: expected a memory item in [0, 1], got 2"});
+  CrossAttentionMemory taken = std::move(memory);
+  EXPECT_EQ(taken.length(), 10u);
+  // NOLINTNEXTLINE(bugprone-use-after-move): using the moved-from object is the point.
+  ExpectError([&] { (void)memory.bytes(); }, {"CrossAttentionMemory: moved-from"});
+  ExpectError(
+      [&] {
+        mha.DecodeCross(context, {x.data(), 2, 1, d}, memory, {out.data(), 2, 1, d});
+      },
+      {"CrossAttentionMemory: moved-from"});
+  MultiheadAttention gone(model.config, model.view());
+  const MultiheadAttention taker = std::move(gone);
+  // NOLINTNEXTLINE(bugprone-use-after-move): using the moved-from object is the point.
+  ExpectError([&] { CrossAttentionMemory m(gone, 4); }, {"MultiheadAttention: moved-from"});
+}
+
+}  // namespace
+}  // namespace edgeattn

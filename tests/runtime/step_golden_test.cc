@@ -1,0 +1,173 @@
+// The attention step's features match PyTorch (tests/golden/step_cases.json, written by
+// tools/make_step_golden.py): score scale, softcap, sinks, RMS norm of Q and K, rotary
+// embeddings (halves, interleaved, partial, given positions), a sliding window and all of them
+// together, as forward calls and, where the case says, as KV-cache decode steps. fp32 to
+// float32's agreement, int8 by cosine; every thread count bit for bit.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "edgeattn/edgeattn.hpp"
+#include "edgeattn/npy.hpp"
+#include "edgeattn/safetensors.hpp"
+#include "tests/golden_cases.h"
+#include "tests/test_support.h"
+
+namespace edgeattn {
+namespace {
+
+using testing_support::Cosine;
+using testing_support::MaxAbs;
+using testing_support::MaxAbsDiff;
+using testing_support::TestDataDir;
+
+RotaryLayout ToLayout(const std::string& name) {
+  if (name == "halves") return RotaryLayout::kHalves;
+  if (name == "interleaved") return RotaryLayout::kInterleaved;
+  ADD_FAILURE() << "unknown rotary layout " << name;
+  return RotaryLayout::kNone;
+}
+
+AttentionMath ToMath(const nlohmann::json& m) {
+  AttentionMath math;
+  math.score_scale = m.value("score_scale", 0.0f);
+  math.softcap = m.value("softcap", 0.0f);
+  math.window = m.value("window", std::size_t{0});
+  math.qk_norm = m.value("qk_norm", false);
+  math.qk_norm_eps = m.value("qk_norm_eps", 1e-6f);
+  if (m.contains("rotary")) math.rotary = ToLayout(m.at("rotary").get<std::string>());
+  math.rotary_dim = m.value("rotary_dim", std::size_t{0});
+  math.rotary_base = m.value("rotary_base", 10000.0f);
+  math.rotary_scaling = m.value("rotary_scaling", 1.0f);
+  return math;
+}
+
+// One case: its operator built from the file's tensors (sinks and norm weights included).
+struct StepCase {
+  nlohmann::json json;
+  std::map<std::string, std::vector<float>> tensors;
+
+  std::string name() const { return json.at("name").get<std::string>(); }
+  std::string Path(const std::string& suffix) const {
+    return TestDataDir() + "/golden/" + name() + suffix;
+  }
+  FloatSpan Span(const std::string& tensor) const {
+    const auto it = tensors.find(tensor);
+    if (it == tensors.end()) return {};
+    return {it->second.data(), it->second.size()};
+  }
+  MultiheadAttention Build(Precision precision) const {
+    const std::size_t heads = json.at("heads").get<std::size_t>();
+    Config config{Span("o_proj.bias").size, heads, precision, kDefaultInt8Block,
+                  json.at("kv_heads").get<std::size_t>()};
+    config.math = ToMath(json.at("math"));
+    WeightsView w;
+    w.q_proj_weight = Span("q_proj.weight");
+    w.k_proj_weight = Span("k_proj.weight");
+    w.v_proj_weight = Span("v_proj.weight");
+    w.q_proj_bias = Span("q_proj.bias");
+    w.k_proj_bias = Span("k_proj.bias");
+    w.v_proj_bias = Span("v_proj.bias");
+    w.out_proj_weight = Span("o_proj.weight");
+    w.out_proj_bias = Span("o_proj.bias");
+    w.sinks = Span("sinks");
+    w.q_norm_weight = Span("q_norm.weight");
+    w.k_norm_weight = Span("k_norm.weight");
+    return MultiheadAttention(config, w);
+  }
+};
+
+std::vector<StepCase> LoadCases() {
+  std::ifstream in(TestDataDir() + "/golden/step_cases.json");
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  std::vector<StepCase> cases;
+  for (const nlohmann::json& c : doc.at("cases")) {
+    StepCase step{c, {}};
+    const SafetensorsFile file = SafetensorsFile::Read(step.Path(".safetensors"));
+    for (const auto& [name, info] : file.tensors()) step.tensors[name] = file.ReadFloat(name);
+    cases.push_back(std::move(step));
+  }
+  return cases;
+}
+
+void ExpectMatches(const std::vector<float>& got, const std::vector<float>& want,
+                   Precision precision) {
+  if (precision == Precision::kFp32) {
+    EXPECT_LE(MaxAbsDiff(got, want), 2e-5 * (1.0 + MaxAbs(want)));
+  } else {
+    EXPECT_GE(Cosine(got, want), 0.999);
+  }
+}
+
+class StepGoldenTest : public ::testing::TestWithParam<Precision> {};
+
+TEST_P(StepGoldenTest, ForwardMatchesPyTorch) {
+  const std::vector<StepCase> cases = LoadCases();
+  ASSERT_EQ(cases.size(), 9u);
+  for (const StepCase& c : cases) {
+    SCOPED_TRACE(c.name());
+    const MultiheadAttention mha = c.Build(GetParam());
+    const NpyArray x = ReadNpy(c.Path("_query.npy"));
+    const NpyArray want = ReadNpy(c.Path("_output.npy"));
+    const std::size_t batch = x.shape[0], length = x.shape[1], d = x.shape[2];
+    std::vector<std::size_t> positions;
+    ForwardOptions options;
+    options.is_causal = c.json.at("causal").get<bool>();
+    if (c.json.value("positions", false)) {
+      for (float p : ReadNpy(c.Path("_positions.npy")).data) positions.push_back(std::size_t(p));
+      options.positions = {positions.data(), positions.size()};
+      options.key_positions = options.positions;
+    }
+    Context one(1), three(3);
+    std::vector<float> out(x.data.size()), out3(x.data.size());
+    mha.Forward(one, {x.data.data(), batch, length, d}, {out.data(), batch, length, d}, options);
+    mha.Forward(three, {x.data.data(), batch, length, d}, {out3.data(), batch, length, d}, options);
+    EXPECT_EQ(out, out3);
+    ExpectMatches(out, want.data, GetParam());
+  }
+}
+
+TEST_P(StepGoldenTest, DecodeStepsMatchPyTorch) {
+  std::size_t decoded = 0;
+  for (const StepCase& c : LoadCases()) {
+    if (!c.json.contains("decode_steps")) continue;
+    SCOPED_TRACE(c.name());
+    ++decoded;
+    const MultiheadAttention mha = c.Build(GetParam());
+    const NpyArray x = ReadNpy(c.Path("_query.npy"));
+    const NpyArray want = ReadNpy(c.Path("_output.npy"));
+    const std::size_t batch = x.shape[0], length = x.shape[1], d = x.shape[2];
+    const auto steps = c.json.at("decode_steps").get<std::vector<std::size_t>>();
+    for (std::size_t threads : {1, 2}) {
+      Context context(threads);
+      KvCache cache(mha, length, batch);
+      std::vector<float> out(x.data.size());
+      std::size_t first = 0;
+      for (std::size_t n : steps) {
+        std::vector<float> in, got(batch * n * d);
+        for (std::size_t b = 0; b < batch; ++b) {
+          const float* rows = x.data.data() + (b * length + first) * d;
+          in.insert(in.end(), rows, rows + n * d);
+        }
+        mha.Decode(context, {in.data(), batch, n, d}, cache, {got.data(), batch, n, d});
+        for (std::size_t b = 0; b < batch; ++b) {
+          std::copy(got.begin() + b * n * d, got.begin() + (b + 1) * n * d,
+                    out.begin() + (b * length + first) * d);
+        }
+        first += n;
+      }
+      ExpectMatches(out, want.data, GetParam());
+    }
+  }
+  EXPECT_EQ(decoded, 5u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Precisions, StepGoldenTest,
+                         ::testing::Values(Precision::kFp32, Precision::kInt8));
+
+}  // namespace
+}  // namespace edgeattn
