@@ -48,6 +48,13 @@ inline const WindowedDecodeSpec& WindowedDecodeShape() {
   return kSpec;
 }
 
+// The cross-attention decode step: one decoder position of Whisper-tiny (d 384, 6 heads)
+// against `seq` encoder frames (its 30-second window).
+inline const ShapeSpec& CrossStepShape() {
+  static const ShapeSpec kShape = {"whisper", 1500, 384, 6};
+  return kShape;
+}
+
 // Floating-point operations of one forward call (2 per multiply-add): the query and output
 // projections over lq rows, the key and value projections (kv_dim wide: d for multi-head
 // attention, less for grouped-query) over lk rows, and the attention core (Q K^T and P V) as if

@@ -34,31 +34,48 @@ void Prepare(KvCache::State& s) {
   r.from.resize(s.batch);
   r.readers.resize(s.batch);
   r.lengths.resize(s.batch);
-  r.oldest.resize(s.batch);
   r.done.resize(s.batch);
 }
 
-std::uint8_t* Keys(KvCache::State& s, std::size_t b) {
-  return s.keys.get() + b * s.item_keys_bytes();
+// One sequence's keys and values: kv_heads buffers of keys_stride (values_stride) bytes each.
+struct ItemBytes {
+  std::uint8_t* keys;
+  std::uint8_t* values;
+};
+
+ItemBytes Item(KvCache::State& s, std::size_t b) {
+  return {s.keys.get() + b * s.item_keys_bytes(), s.values.get() + b * s.item_values_bytes()};
 }
-std::uint8_t* Values(KvCache::State& s, std::size_t b) {
-  return s.values.get() + b * s.item_values_bytes();
+
+ItemBytes SetAsideItem(KvCache::State& s) {
+  return {s.reorder.item.get(), s.reorder.item.get() + s.item_keys_bytes()};
+}
+
+// Copies the bytes that hold sequence `from`'s positions: a kernel's position p lies where it
+// lies whatever the buffer's size (a cache and a forward call's workspace share the layout), so
+// the first keys_bytes(n) bytes of each head hold positions [0, n). The rest of a head's buffer
+// is left as it was, as Truncate leaves rolled-back positions.
+void Copy(const KvCache::State& s, std::size_t from, const ItemBytes& src, const ItemBytes& dst) {
+  const std::size_t held = std::min(s.lengths[from], s.slots);
+  if (held == 0) return;
+  const std::size_t dk = s.d_model / s.heads;
+  const std::size_t keys = std::min(s.attention->keys_bytes(held, dk), s.keys_stride);
+  const std::size_t values = std::min(s.attention->values_bytes(held, dk), s.values_stride);
+  for (std::size_t g = 0; g < s.kv_heads; ++g) {
+    std::memcpy(dst.keys + g * s.keys_stride, src.keys + g * s.keys_stride, keys);
+    std::memcpy(dst.values + g * s.values_stride, src.values + g * s.values_stride, values);
+  }
 }
 
 // Sequence `to` takes sequence `from`'s keys and values.
 void Move(KvCache::State& s, std::size_t from, std::size_t to) {
-  std::memcpy(Keys(s, to), Keys(s, from), s.item_keys_bytes());
-  std::memcpy(Values(s, to), Values(s, from), s.item_values_bytes());
+  Copy(s, from, Item(s, from), Item(s, to));
 }
 
-void SetAside(KvCache::State& s, std::size_t b) {
-  std::memcpy(s.reorder.item.get(), Keys(s, b), s.item_keys_bytes());
-  std::memcpy(s.reorder.item.get() + s.item_keys_bytes(), Values(s, b), s.item_values_bytes());
-}
+void SetAside(KvCache::State& s, std::size_t b) { Copy(s, b, Item(s, b), SetAsideItem(s)); }
 
-void TakeSetAside(KvCache::State& s, std::size_t to) {
-  std::memcpy(Keys(s, to), s.reorder.item.get(), s.item_keys_bytes());
-  std::memcpy(Values(s, to), s.reorder.item.get() + s.item_keys_bytes(), s.item_values_bytes());
+void TakeSetAside(KvCache::State& s, std::size_t set_aside, std::size_t to) {
+  Copy(s, set_aside, SetAsideItem(s), Item(s, to));
 }
 
 // Writes every destination whose own contents no unwritten destination still needs, following
@@ -89,7 +106,7 @@ void MoveCycles(KvCache::State& s, const std::size_t* from) {
       r.done[b] = true;
       b = from[b];
     }
-    TakeSetAside(s, b);
+    TakeSetAside(s, start, b);
     r.done[b] = true;
   }
 }
@@ -111,12 +128,10 @@ void KvCache::Reorder(Span<const std::size_t> indices) {
   }
   MoveTrees(s, from);
   MoveCycles(s, from);
-  for (std::size_t b = 0; b < s.batch; ++b) {
-    r.lengths[b] = s.lengths[from[b]];
-    r.oldest[b] = s.oldest[from[b]];
-  }
+  for (std::size_t b = 0; b < s.batch; ++b) r.lengths[b] = s.lengths[from[b]];
   s.lengths.swap(r.lengths);
-  s.oldest.swap(r.oldest);
+  for (std::size_t b = 0; b < s.batch; ++b) r.lengths[b] = s.oldest[from[b]];
+  s.oldest.swap(r.lengths);
 }
 
 }  // namespace edgeattn

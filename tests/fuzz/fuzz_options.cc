@@ -3,7 +3,9 @@
 // lengths out of range, mask values including NaN and inf, any weights mode), where query, key,
 // value and out lie in one shared buffer (the same rows, prefix views, overlaps, out over the
 // query), the attention step's maths (scale, softcap, window, norm, rotary, sinks, positions:
-// any value, NaN and inf included) and a few decode steps with rollbacks; every call must either work or throw edgeattn::Error, never
+// any value, NaN and inf included), a few decode steps (ragged, reordered, truncated per
+// sequence) and cross-attention steps against a CrossAttentionMemory; every call must either
+// work or throw edgeattn::Error, never
 // touch memory it should not, and a call on aliased views must give bit for bit what it gives
 // on separate copies of its inputs.
 #include <cstddef>
@@ -46,6 +48,88 @@ class Bytes {
   std::size_t size_;
   std::size_t pos_ = 0;
 };
+
+// Counts near `want` values each below `bound` or a little past it.
+std::vector<std::size_t> Counts(Bytes& in, std::size_t want, std::size_t bound) {
+  std::vector<std::size_t> v(in.SizeNear(want));
+  for (std::size_t& x : v) x = in.Below(bound + 2);
+  return v;
+}
+
+// Decode steps of a batch (uniform or ragged), with per-sequence truncation and beam reordering
+// between them: lengths past x or the cache, indices out of range or miscounted.
+void DecodeSteps(Bytes& in, const edgeattn::MultiheadAttention& mha, edgeattn::Context& context,
+                 std::size_t d) {
+  edgeattn::KvCache cache(mha, 1 + in.Below(24), 1 + in.Below(3));
+  const std::size_t b = cache.batch();
+  for (int step = 0; step < 4; ++step) {
+    const std::size_t n = 1 + in.Below(8);
+    std::vector<float> x(b * n * d, in.Value()), y(x.size());
+    try {
+      switch (in.Below(4)) {
+        case 0: {
+          const std::vector<std::size_t> lengths = Counts(in, b, n);
+          mha.Decode(context, {x.data(), b, n, d}, cache, {y.data(), b, n, d},
+                     {lengths.data(), lengths.size()});
+          break;
+        }
+        case 1: {
+          const std::vector<std::size_t> indices = Counts(in, b, b - 1);
+          cache.Reorder({indices.data(), indices.size()});
+          break;
+        }
+        case 2: {
+          const std::vector<std::size_t> lengths = Counts(in, b, cache.length());
+          cache.Truncate({lengths.data(), lengths.size()});
+          break;
+        }
+        default:
+          mha.Decode(context, {x.data(), b, n, d}, cache, {y.data(), b, n, d});
+      }
+    } catch (const edgeattn::Error&) {
+    }
+  }
+}
+
+// A cross-attention memory projected from an encoder output (key lengths, a length past the
+// memory's) and read by steps whose query items map onto memory items (out of range, miscounted,
+// out over the query). A step whose items are the memory's own and whose frames are all valid
+// gives bit for bit the cross-attention Forward over the encoder output.
+void CrossSteps(Bytes& in, const edgeattn::MultiheadAttention& mha, edgeattn::Context& context,
+                std::size_t d) {
+  const std::size_t items = 1 + in.Below(2), max_length = 1 + in.Below(20);
+  const std::size_t frames = 1 + in.Below(max_length + 2);
+  edgeattn::CrossAttentionMemory memory(mha, max_length, items);
+  std::vector<float> encoder(items * frames * d);
+  for (float& x : encoder) x = in.Value();
+  const bool padded = in.Below(2) != 0;
+  const std::vector<std::size_t> key_lengths = padded ? Counts(in, items, frames)
+                                                      : std::vector<std::size_t>();
+  try {
+    mha.ProjectMemory(context, {encoder.data(), items, frames, d}, memory,
+                      {padded ? key_lengths.data() : nullptr, key_lengths.size()});
+  } catch (const edgeattn::Error&) {
+  }
+  const std::size_t beams = 1 + in.Below(3), n = 1 + in.Below(4);
+  std::vector<float> query(beams * n * d), separate(query.size());
+  for (float& x : query) x = in.Value();
+  const std::vector<float> query_copy = query;
+  const bool mapped = in.Below(2) != 0;
+  const std::vector<std::size_t> map = mapped ? Counts(in, beams, items - 1)
+                                              : std::vector<std::size_t>();
+  float* out = in.Below(3) == 0 ? query.data() : separate.data();
+  try {
+    mha.DecodeCross(context, {query.data(), beams, n, d}, memory, {out, beams, n, d},
+                    {mapped ? map.data() : nullptr, map.size()});
+    if (mapped || padded) return;
+    std::vector<float> want(query.size());
+    edgeattn::Context fresh(1);
+    const edgeattn::ConstTensor e{encoder.data(), items, frames, d};
+    mha.Forward(fresh, {query_copy.data(), beams, n, d}, e, e, {want.data(), beams, n, d});
+    if (std::memcmp(want.data(), out, want.size() * sizeof(float)) != 0) __builtin_trap();
+  } catch (const edgeattn::Error&) {
+  }
+}
 
 }  // namespace
 
@@ -156,17 +240,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (std::memcmp(want.data(), out, want.size() * sizeof(float)) != 0) __builtin_trap();
     } catch (const edgeattn::Error&) {
     }
-    edgeattn::KvCache cache(mha, 1 + in.Below(24), 1 + in.Below(2));
-    for (int step = 0; step < 3; ++step) {
-      const std::size_t n = 1 + in.Below(8);
-      const std::size_t b = cache.batch();
-      std::vector<float> x(b * n * d, in.Value()), y(x.size());
-      try {
-        mha.Decode(context, {x.data(), b, n, d}, cache, {y.data(), b, n, d});
-        if (in.Below(3) == 0) cache.Truncate(in.Below(cache.length() + 2));
-      } catch (const edgeattn::Error&) {
-      }
-    }
+    DecodeSteps(in, mha, context, d);
+    CrossSteps(in, mha, context, d);
   } catch (const edgeattn::Error&) {
   }
   return 0;

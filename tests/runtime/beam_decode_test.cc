@@ -39,33 +39,43 @@ std::vector<float> Gather(const std::vector<float>& x, std::size_t length, std::
   return out;
 }
 
-// Beams with prompts of their own, reordered by `indices`, then one token each: equal, bit for
-// bit, to a cache that decoded the chosen beams' prompts from the start.
-void CheckReorder(Precision precision, const std::vector<std::size_t>& indices) {
+// Beams with prompts of their own (decoded `rounds` times over), reordered by `indices`, then
+// one token each: equal, bit for bit, to a cache that decoded the chosen beams' prompts from the
+// start.
+void CheckReorder(Precision precision, const std::vector<std::size_t>& indices,
+                  const AttentionMath& math = {}, std::size_t rounds = 1) {
   SCOPED_TRACE(::testing::PrintToString(indices));
   const std::size_t d = 48, beams = indices.size(), prompt = 70;
   const GqaModel model(d, 6, 2, 11);
-  const MultiheadAttention mha(model.with(precision), model.view());
+  Config config = model.with(precision);
+  config.math = math;
+  const MultiheadAttention mha(config, model.view());
   const std::vector<float> prompts = RandomNormal(beams * prompt * d, 1);
   const std::vector<float> token = RandomNormal(beams * d, 2);
   std::vector<float> prompt_out(prompts.size()), got(token.size()), want(token.size());
   Context context(2);
-  KvCache reordered(mha, prompt + 2, beams);
   // Sequences of different lengths: the lengths move with the keys and values.
   std::vector<std::size_t> lengths(beams);
   for (std::size_t b = 0; b < beams; ++b) lengths[b] = prompt - b % 3;
-  mha.Decode(context, {prompts.data(), beams, prompt, d}, reordered,
-             {prompt_out.data(), beams, prompt, d}, {lengths.data(), beams});
+  const auto decode_prompts = [&](KvCache& cache, const std::vector<float>& x,
+                                  const std::vector<std::size_t>& steps) {
+    for (std::size_t r = 0; r < rounds; ++r) {
+      mha.Decode(context, {x.data(), beams, prompt, d}, cache,
+                 {prompt_out.data(), beams, prompt, d}, {steps.data(), beams});
+    }
+  };
+  KvCache reordered(mha, rounds * prompt + 2, beams);
+  decode_prompts(reordered, prompts, lengths);
   reordered.Reorder({indices.data(), beams});
-  for (std::size_t b = 0; b < beams; ++b) EXPECT_EQ(reordered.length(b), lengths[indices[b]]);
+  for (std::size_t b = 0; b < beams; ++b) {
+    EXPECT_EQ(reordered.length(b), rounds * lengths[indices[b]]);
+  }
   mha.Decode(context, {token.data(), beams, 1, d}, reordered, {got.data(), beams, 1, d});
 
-  const std::vector<float> chosen = Gather(prompts, prompt, d, indices);
   std::vector<std::size_t> chosen_lengths;
   for (std::size_t i : indices) chosen_lengths.push_back(lengths[i]);
-  KvCache fresh(mha, prompt + 2, beams);
-  mha.Decode(context, {chosen.data(), beams, prompt, d}, fresh,
-             {prompt_out.data(), beams, prompt, d}, {chosen_lengths.data(), beams});
+  KvCache fresh(mha, rounds * prompt + 2, beams);
+  decode_prompts(fresh, Gather(prompts, prompt, d, indices), chosen_lengths);
   mha.Decode(context, {token.data(), beams, 1, d}, fresh, {want.data(), beams, 1, d});
   EXPECT_EQ(got, want);
 }
@@ -78,6 +88,12 @@ TEST(BeamDecodeTest, ReorderEqualsDecodingTheChosenBeams) {
   CheckReorder(Precision::kInt8, {1, 2, 3, 4, 0, 5});  // one long cycle
   CheckReorder(Precision::kInt8, {0, 0, 1, 1});
   CheckReorder(Precision::kFp32, {0});
+  // Windowed caches whose rings have wrapped (up to 140 positions in 128 slots), with rotary
+  // keys: what the rings still hold moves with them.
+  AttentionMath windowed;
+  windowed.window = 30;
+  windowed.rotary = RotaryLayout::kHalves;
+  CheckReorder(Precision::kFp32, {2, 0, 0, 1}, windowed, 2);
 }
 
 TEST(BeamDecodeTest, ReorderRejectsBadIndicesAndKeepsTheCache) {
@@ -163,6 +179,7 @@ TEST(BeamDecodeTest, RaggedStepsRejectBadLengths) {
       },
       {"lengths: expected 2 values [batch], got 1"});
   ExpectError([&] { cache.Truncate(4); }, {"length: expected at most the cached length 3, got 4"});
+  EXPECT_EQ(cache.slots(), 4u);
   cache.Truncate(2);  // keeps at most 2: sequence 1 (1 position) stays
   EXPECT_EQ(cache.length(0), 2u);
   EXPECT_EQ(cache.length(1), 1u);

@@ -497,6 +497,34 @@ TEST(CliTest, BenchWindowedDecodeAndStepMath) {
   EXPECT_NE(r.output.find("--softcap"), std::string::npos) << r.output;
 }
 
+// The decode shape's rows: the self-attention step, 4 beams reordering the cache before each
+// step, and Whisper-tiny's cross-attention step with a memory and re-projecting the frames, in
+// that order, then the windowed cache's step at a long context; the memory's bytes are the
+// row's cache bytes, the windowed cache's those of its ring.
+TEST(CliTest, BenchDecodeShapeRows) {
+  const Result r = RunCli("bench --shape decode --threads 1 --precision fp32 --repetitions 1 "
+                          "--warmup 0 --reference never --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::vector<nlohmann::json> lines = JsonLines(r.output);
+  ASSERT_EQ(lines.size(), 5u);
+  const char* cases[] = {"decode", "beams", "xmem", "xproj", "decode"};
+  for (std::size_t i = 0; i < lines.size(); ++i) EXPECT_EQ(lines[i]["case"], cases[i]);
+  EXPECT_EQ(lines[1]["batch"], 4);
+  EXPECT_EQ(lines[1]["cache_len"], 512);
+  for (std::size_t i : {2, 3}) {
+    EXPECT_EQ(lines[i]["key_len"], 1500);
+    EXPECT_EQ(lines[i]["d_model"], 384);
+    EXPECT_EQ(lines[i]["mask"], "none");
+  }
+  EXPECT_GT(lines[2]["cache_bytes"].get<double>(), 1500.0 * 2 * 384 * sizeof(float) - 1);
+  EXPECT_EQ(lines[3]["cache_bytes"], 0);
+  EXPECT_EQ(lines[4]["window"], 512);
+  EXPECT_EQ(lines[4]["cache_len"], 4096);
+  // A ring of 576 slots: 12 heads of 64 dims, keys and values in float.
+  EXPECT_LT(lines[4]["cache_bytes"].get<double>(), 577.0 * 2 * 768 * sizeof(float));
+  EXPECT_GT(lines[4]["cache_bytes"].get<double>(), 576.0 * 2 * 768 * sizeof(float) - 1);
+}
+
 // Lists and sweeps of L and threads give one group per L and one row per thread count.
 TEST(CliTest, BenchSequenceAndThreadSweeps) {
   const std::vector<nlohmann::json> lines =

@@ -108,6 +108,21 @@ std::vector<std::size_t> ParseCountList(const std::string& option, const std::st
   return Distinct(values);
 }
 
+const char* CaseName(const BenchGroup& group) {
+  if (!group.decode) return "fwd";
+  switch (group.step) {
+    case DecodeStep::kBeams:
+      return "beams";
+    case DecodeStep::kCrossMemory:
+      return "xmem";
+    case DecodeStep::kCrossReproject:
+      return "xproj";
+    case DecodeStep::kSelf:
+      break;
+  }
+  return "decode";
+}
+
 void AddBenchOptions(CLI::App* app, BenchOptions* o) {
   app->add_option("--shape", o->shapes,
                   "Contract shapes, e.g. tiny,bert (all: every one); decode: one new position "
@@ -223,6 +238,32 @@ void CheckModel(const BenchOptions& o, const ModelSpec& m) {
   }
 }
 
+// The decode shape's further steps: beam search's batch of kBeams beams reordering the cache
+// before each step, and a Whisper-tiny decoder's cross-attention step (CrossStepShape) with and
+// without a CrossAttentionMemory.
+constexpr std::size_t kBeams = 4;
+
+void AddDecodeStepGroups(const std::vector<BenchGroup>& decode, std::vector<BenchGroup>* groups) {
+  for (BenchGroup g : decode) {
+    g.batch = kBeams;
+    g.step = DecodeStep::kBeams;
+    groups->push_back(g);
+  }
+  const ShapeSpec& whisper = CrossStepShape();
+  for (const DecodeStep step : {DecodeStep::kCrossMemory, DecodeStep::kCrossReproject}) {
+    BenchGroup g = decode.front();
+    g.shape = whisper.name;
+    g.d_model = whisper.d_model;
+    g.heads = g.kv_heads = whisper.heads;
+    g.key_len = whisper.seq;
+    g.cache_len = 0;
+    g.cross = true;
+    g.causal = false;
+    g.step = step;
+    groups->push_back(g);
+  }
+}
+
 // The groups of one model: each query length, key length and cache length.
 void AddGroups(const BenchOptions& o, const ModelSpec& m, std::vector<BenchGroup>* groups) {
   std::vector<std::size_t> caches = m.caches;
@@ -262,6 +303,11 @@ void AddGroups(const BenchOptions& o, const ModelSpec& m, std::vector<BenchGroup
         groups->push_back(g);
       }
     }
+  }
+  if (m.name == DecodeShape().name && m.window == 0) {
+    const std::vector<BenchGroup> decode(groups->end() - seqs.size() * caches.size(),
+                                         groups->end());
+    AddDecodeStepGroups(decode, groups);
   }
 }
 

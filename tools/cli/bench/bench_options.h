@@ -31,6 +31,15 @@ struct BenchOptions {
   MathFlags math;
 };
 
+// What a decode group's step does: a causal step against a KV cache (kSelf), the same for beams
+// that reorder the cache before each step (kBeams), or a cross-attention step against an
+// encoder output through a CrossAttentionMemory (kCrossMemory) or by projecting the frames again
+// (kCrossReproject).
+enum class DecodeStep { kSelf, kBeams, kCrossMemory, kCrossReproject };
+
+// The rows' case column: "fwd", "decode", "beams", "xmem" or "xproj".
+const char* CaseName(const struct BenchGroup& group);
+
 // The rows that share one model and one set of inputs: one float reference, then each
 // precision at each thread count.
 struct BenchGroup {
@@ -44,6 +53,7 @@ struct BenchGroup {
   bool causal = false;  // decode steps are causal too
   bool cross = false;   // key and value are inputs of their own (Lk may differ from L)
   AttentionMath math{};  // the operator's (the decode shape's windowed row: a window)
+  DecodeStep step = DecodeStep::kSelf;  // decode groups
 };
 
 enum class ReferencePolicy { kAuto, kAlways, kNever };

@@ -21,7 +21,7 @@ namespace {
 const char* PrecisionName(Precision p) { return p == Precision::kInt8 ? "int8" : "fp32"; }
 
 std::string GroupLabel(const BenchGroup& g) {
-  std::string label = g.shape + (g.decode ? " decode" : "") + " B" + std::to_string(g.batch) +
+  std::string label = g.shape + (g.decode ? std::string(" ") + CaseName(g) : "") + " B" + std::to_string(g.batch) +
                       " L" + std::to_string(g.seq) + " Lk" + std::to_string(g.key_len);
   label += g.causal ? " causal" : "";
   return label + (g.math.window != 0 ? " window" + std::to_string(g.math.window) : "");

@@ -2,6 +2,10 @@
 // positions. Every timed call rolls the cache back to cache_len first, so each sees the same
 // cache. The reference is those positions of a causal forward pass over the whole sequence,
 // which recomputes every position's keys and values (so "vs ref" also shows what the cache saves).
+// Beams (DecodeStep::kBeams): the B sequences share their cached prompt, as beam search's beams
+// do, and every call first reorders the cache as beam search keeps its best beams (one forked,
+// one dropped); shared prompts make the reorder leave the contents, and so the reference, as
+// they were.
 #include <algorithm>
 #include <limits>
 
@@ -18,11 +22,14 @@ class DecodeRun : public WorkloadRun {
             const std::vector<float>& prefix, const std::vector<float>& step)
       : mha_(mha), context_(context), g_(g), step_(step),
         cache_(mha, g.cache_len + g.seq, g.batch), out_(step.size()) {
+    // Beam 0 forks into beams 0 and 1, the others shift down and the last is dropped.
+    for (std::size_t b = 0; b < g.batch; ++b) beams_.push_back(b == 0 ? 0 : b - 1);
     if (g.cache_len > 0) Prefill(prefix);
   }
 
   void Call() override {
     cache_.Truncate(g_.cache_len);
+    if (g_.step == DecodeStep::kBeams) cache_.Reorder({beams_.data(), beams_.size()});
     mha_.Decode(context_, {step_.data(), g_.batch, g_.seq, g_.d_model}, cache_,
                 {out_.data(), g_.batch, g_.seq, g_.d_model});
   }
@@ -55,6 +62,7 @@ class DecodeRun : public WorkloadRun {
   const std::vector<float>& step_;
   KvCache cache_;
   std::vector<float> out_;
+  std::vector<std::size_t> beams_;
 };
 
 class DecodeWorkload : public Workload {
@@ -63,6 +71,11 @@ class DecodeWorkload : public Workload {
       : g_(g), model_(model), all_(RandomActivations(g.batch * g.key_len * g.d_model)) {
     // all_ is [B, cache_len + seq, d]: each sequence's cached positions, then its new ones.
     const std::size_t d = g.d_model;
+    if (g.step == DecodeStep::kBeams) {
+      for (std::size_t b = 1; b < g.batch; ++b) {
+        std::copy(all_.begin(), all_.begin() + g.cache_len * d, all_.begin() + b * g.key_len * d);
+      }
+    }
     for (std::size_t b = 0; b < g.batch; ++b) {
       const float* sequence = all_.data() + b * g.key_len * d;
       prefix_.insert(prefix_.end(), sequence, sequence + g.cache_len * d);

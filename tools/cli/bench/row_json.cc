@@ -19,7 +19,7 @@ nlohmann::ordered_json OptText(const std::string& s) {
 void AddWhat(const Row& r, const BenchEnvironment& env, nlohmann::ordered_json& j) {
   const BenchGroup& g = r.group;
   j["shape"] = g.shape;
-  j["case"] = g.decode ? "decode" : "forward";
+  j["case"] = g.decode ? CaseName(g) : "forward";
   j["mode"] = r.mode;
   j["batch"] = g.batch;
   j["seq"] = g.seq;

@@ -53,7 +53,7 @@ std::vector<Column> Columns(const BenchEnvironment& env) {
   const auto count = [](std::size_t v) { return std::to_string(v); };
   return {
       {"shape", -7, [](const Row& r) { return r.group.shape; }},
-      {"case", -6, [](const Row& r) { return std::string(r.group.decode ? "decode" : "fwd"); }},
+      {"case", -6, [](const Row& r) { return std::string(CaseName(r.group)); }},
       {"B", 3, [count](const Row& r) { return count(r.group.batch); }},
       {"L", 6, [count](const Row& r) { return count(r.group.seq); }},
       {"Lk", 6, [count](const Row& r) { return count(r.group.key_len); }},

@@ -38,9 +38,13 @@ class Workload {
 // The model must outlive the workload.
 std::unique_ptr<Workload> MakeForwardWorkload(const BenchGroup& group, const RandomModel& model);
 std::unique_ptr<Workload> MakeDecodeWorkload(const BenchGroup& group, const RandomModel& model);
+std::unique_ptr<Workload> MakeCrossStepWorkload(const BenchGroup& group, const RandomModel& model);
 
 inline std::unique_ptr<Workload> MakeWorkload(const BenchGroup& group, const RandomModel& model) {
-  return group.decode ? MakeDecodeWorkload(group, model) : MakeForwardWorkload(group, model);
+  if (!group.decode) return MakeForwardWorkload(group, model);
+  const bool cross =
+      group.step == DecodeStep::kCrossMemory || group.step == DecodeStep::kCrossReproject;
+  return cross ? MakeCrossStepWorkload(group, model) : MakeDecodeWorkload(group, model);
 }
 
 }  // namespace cli
