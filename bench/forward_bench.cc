@@ -1,10 +1,10 @@
 // The whole forward pass per contract shape: fp32 and int8 at 1 and 2 threads, and the float
 // reference as the in-run baseline (compare the times in the same run). "%peak" is against the
 // measured fp32 FMA peak of the threads used, for int8 too (its projections count as flops).
-#include <benchmark/benchmark.h>
-
 #include <algorithm>
 #include <vector>
+
+#include <benchmark/benchmark.h>
 
 #include "bench/peak_fma.h"
 #include "edgeattn/edgeattn.hpp"
@@ -119,45 +119,6 @@ BENCHMARK(BM_DecodeInt8)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
-// The same step with a sliding window of 512: the cache is a ring of the window, so the time
-// per step stops growing once the context passes it (compare BM_DecodeF32 at 2048). The cache
-// is filled in the chunks its ring takes.
-void BM_DecodeWindowF32(benchmark::State& state) {
-  const ShapeSpec& s = DecodeShape();
-  const std::size_t cached = static_cast<std::size_t>(state.range(0));
-  const std::size_t threads = static_cast<std::size_t>(state.range(1));
-  const std::size_t d = s.d_model;
-  RandomModel model(d, s.heads);
-  AttentionMath math;
-  math.window = WindowedDecodeShape().window;
-  model.SetMath(math);
-  const MultiheadAttention mha(model.config, model.view());
-  const std::vector<float> x = RandomActivations((cached + 1) * d);
-  std::vector<float> prefix_out(cached * d), y(d);
-  Context context(threads);
-  KvCache cache(mha, cached + 1);
-  const std::size_t chunk = cache.slots() - math.window + 1;
-  for (std::size_t first = 0; first < cached; first += chunk) {
-    const std::size_t n = std::min(chunk, cached - first);
-    mha.Decode(context, {x.data() + first * d, 1, n, d}, cache,
-               {prefix_out.data() + first * d, 1, n, d});
-  }
-  for (auto _ : state) {
-    cache.Truncate(cached);
-    mha.Decode(context, {x.data() + cached * d, 1, 1, d}, cache, {y.data(), 1, 1, d});
-    benchmark::DoNotOptimize(y.data());
-  }
-  state.counters["cache_bytes"] = static_cast<double>(cache.bytes());
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(DecodeFlops(1, 1, std::min(cached, math.window), d) * 1e-9,
-                         benchmark::Counter::kIsIterationInvariantRate);
-}
-BENCHMARK(BM_DecodeWindowF32)
-    ->ArgNames({"cached", "threads"})
-    ->ArgsProduct({{512, 2048, 4096}, {1, 2}})
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-
 // One cross-attention decoder step of Whisper-tiny (d 384, 6 heads) against 1500 encoder frames:
 // memory = 1 attends to a CrossAttentionMemory projected once, memory = 0 re-projects the frames
 // with the cross-attention Forward on every step (the same outputs).
@@ -216,6 +177,45 @@ BENCHMARK(BM_BeamStepF32)
     ->ArgNames({"threads"})
     ->Arg(1)
     ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// The same step with a sliding window of 512: the cache is a ring of the window, so the time
+// per step stops growing once the context passes it (compare BM_DecodeF32 at 2048). The cache
+// is filled in the chunks its ring takes.
+void BM_DecodeWindowF32(benchmark::State& state) {
+  const ShapeSpec& s = DecodeShape();
+  const std::size_t cached = static_cast<std::size_t>(state.range(0));
+  const std::size_t threads = static_cast<std::size_t>(state.range(1));
+  const std::size_t d = s.d_model;
+  RandomModel model(d, s.heads);
+  AttentionMath math;
+  math.window = WindowedDecodeShape().window;
+  model.SetMath(math);
+  const MultiheadAttention mha(model.config, model.view());
+  const std::vector<float> x = RandomActivations((cached + 1) * d);
+  std::vector<float> prefix_out(cached * d), y(d);
+  Context context(threads);
+  KvCache cache(mha, cached + 1);
+  const std::size_t chunk = cache.slots() - math.window + 1;
+  for (std::size_t first = 0; first < cached; first += chunk) {
+    const std::size_t n = std::min(chunk, cached - first);
+    mha.Decode(context, {x.data() + first * d, 1, n, d}, cache,
+               {prefix_out.data() + first * d, 1, n, d});
+  }
+  for (auto _ : state) {
+    cache.Truncate(cached);
+    mha.Decode(context, {x.data() + cached * d, 1, 1, d}, cache, {y.data(), 1, 1, d});
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["cache_bytes"] = static_cast<double>(cache.bytes());
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(DecodeFlops(1, 1, std::min(cached, math.window), d) * 1e-9,
+                         benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_DecodeWindowF32)
+    ->ArgNames({"cached", "threads"})
+    ->ArgsProduct({{512, 2048, 4096}, {1, 2}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -39,6 +39,13 @@ inline const ShapeSpec& DecodeShape() {
   return kShape;
 }
 
+// The cross-attention decode step: one decoder position of Whisper-tiny (d 384, 6 heads)
+// against `seq` encoder frames (its 30-second window).
+inline const ShapeSpec& CrossStepShape() {
+  static const ShapeSpec kShape = {"whisper", 1500, 384, 6};
+  return kShape;
+}
+
 // The decode shape's windowed row: a window of 512 at a cache of 4096 positions.
 struct WindowedDecodeSpec {
   std::size_t window, cache_len;
@@ -46,13 +53,6 @@ struct WindowedDecodeSpec {
 inline const WindowedDecodeSpec& WindowedDecodeShape() {
   static const WindowedDecodeSpec kSpec = {512, 4096};
   return kSpec;
-}
-
-// The cross-attention decode step: one decoder position of Whisper-tiny (d 384, 6 heads)
-// against `seq` encoder frames (its 30-second window).
-inline const ShapeSpec& CrossStepShape() {
-  static const ShapeSpec kShape = {"whisper", 1500, 384, 6};
-  return kShape;
 }
 
 // Floating-point operations of one forward call (2 per multiply-add): the query and output

@@ -155,7 +155,7 @@ void MultiheadAttention::ProjectMemory(Context& context, ConstTensor encoder_out
       m.batch, 0, encoder_output.length, impl.config.d_model, impl.config.num_heads, m.kv_heads};
   MhaOptions options;
   options.key_lengths = m.lengths.data();
-  const KvStore store{m.keys.get(),     m.values.get(), m.keys_stride,
+  const KvStore store{m.keys.get(),    m.values.get(), m.keys_stride,
                       m.values_stride, nullptr,        m.max_length};
   Context::State& state = *context.state_;
   const ExclusiveUse context_use(state.busy, kContextBusy);

@@ -49,7 +49,7 @@ void ProjectInputs(const ForwardPass& pass) {
 
 namespace {
 
-// The first position of batch item b's rows: after the item's cached ones, or 0.
+// The first position of batch item b's rows: after the cache's, or 0.
 std::size_t FirstPosition(const ForwardPass& pass, std::size_t b) {
   return pass.call.cache != nullptr ? pass.call.cache->first_of(b) : 0;
 }
@@ -85,10 +85,10 @@ void NormAndRotateHeads(const ForwardPass& pass) {
   const MhaOptions& o = pass.call.options;
   const StepMath& m = pass.call.math;
   const std::size_t dk = s.head_dim();
-  const std::size_t q_chunks = p.q_rows.chunks();
-  // Items: the query rows' chunks, then the key rows'.
-  ParallelForItems(pass.executor, q_chunks + p.k_rows.chunks(),
-                   [&](std::size_t item, std::size_t worker) {
+  // Items: the query rows' chunks, then the key rows' (of the inputs the call projected).
+  const std::size_t q_chunks = pass.call.xq != nullptr ? p.q_rows.chunks() : 0;
+  const std::size_t k_chunks = pass.call.xk != nullptr ? p.k_rows.chunks() : 0;
+  ParallelForItems(pass.executor, q_chunks + k_chunks, [&](std::size_t item, std::size_t worker) {
     const bool query = item < q_chunks;
     const BatchRows& rows = query ? p.q_rows : p.k_rows;
     const BatchRows::Range r = rows.chunk(query ? item : item - q_chunks);
@@ -150,8 +150,8 @@ struct HeadKeys {
   const std::uint8_t* keys;
   const std::uint8_t* values;
   std::size_t cached;  // positions before the call's own (causal offset)
-  std::size_t end;     // positions held after the call
-  std::size_t slots;   // of the buffers (a cache's ring wraps past them)
+  std::size_t length;  // positions attended to
+  std::size_t slots;   // of a cache's ring (position p in slot p % slots), or length
 };
 
 HeadKeys KeysOf(const ForwardPass& pass, std::size_t b, std::size_t g) {
@@ -160,16 +160,16 @@ HeadKeys KeysOf(const ForwardPass& pass, std::size_t b, std::size_t g) {
   if (const KvMemory* memory = pass.call.memory) {
     const std::size_t m = memory->item(b);
     const std::size_t mg = m * kv_heads + g;
-    const std::size_t length = memory->lengths[m];
     return {static_cast<const std::uint8_t*>(memory->keys) + mg * p.keys_stride,
-            static_cast<const std::uint8_t*>(memory->values) + mg * p.values_stride, 0, length,
-            length};
+            static_cast<const std::uint8_t*>(memory->values) + mg * p.values_stride, 0,
+            memory->lengths[m], memory->lengths[m]};
   }
   const std::size_t bg = b * kv_heads + g;
   const std::size_t cached = FirstPosition(pass, b);
-  const std::size_t end = cached + p.k_rows.valid(b);
+  const std::size_t length = cached + p.k_rows.valid(b);
+  const std::size_t slots = pass.call.cache != nullptr ? pass.call.cache->slots : length;
   return {pass.buffers.keys + bg * p.keys_stride, pass.buffers.values + bg * p.values_stride,
-          cached, end, pass.call.cache != nullptr ? pass.call.cache->slots : end};
+          cached, length, slots};
 }
 
 // The attention core's view of one (batch item b, head bh) of the call.
@@ -186,17 +186,18 @@ simd::AttentionHeadArgs HeadArgs(const ForwardPass& pass, std::size_t b, std::si
                                s.d_model,
                                keys.keys,
                                keys.values,
-                               Min(keys.end, keys.slots),
+                               Min(keys.length, keys.slots),
                                dk,
                                m.scale,
                                buf.concat + offset,
                                s.d_model};
   args.softcap = m.softcap;
   if (!m.sinks.empty()) args.sink = m.sinks[bh % s.heads];
-  args.mask.window = m.window;
-  if (keys.end > keys.slots) {  // the cache's ring has wrapped
+  // A cross-attention memory's frames have no positions in the decoder's sequence.
+  args.mask.window = pass.call.memory != nullptr ? 0 : m.window;
+  if (keys.length > keys.slots) {  // the cache's ring has wrapped
     args.mask.ring = keys.slots;
-    args.mask.ring_last = keys.end - 1;
+    args.mask.ring_last = keys.length - 1;
   }
   if (o.attn_mask != nullptr) {
     args.mask.additive = o.attn_mask + (o.mask_per_head ? bh * p.head_weights_size : 0);

@@ -98,19 +98,25 @@ void KvCache::Clear() {
 
 namespace {
 
-// The next step's first row of sequence b sees the window before it: after truncating to
-// `length`, the ring must still hold it.
-void CheckRingHolds(const KvCache::State& s, std::size_t b, std::size_t length) {
+// A windowed cache's next step from `length` sees the window before it: the ring of sequence b
+// must still hold it.
+void CheckRingHolds(const char* name, const KvCache::State& s, std::size_t b,
+                    std::size_t length) {
   const std::size_t needed = s.window != 0 && length >= s.window ? length - s.window + 1 : 0;
-  if (needed < s.oldest[b]) {
-    throw Error("length: expected at least " + Str(s.oldest[b] + s.window - 1) +
-                " (the ring of " + Str(s.slots) + " slots holds positions from " +
-                Str(s.oldest[b]) + ", and a window of " + Str(s.window) +
-                " needs those before the new length), got " + Str(length));
-  }
+  if (needed >= s.oldest[b]) return;
+  throw Error(std::string(name) + ": expected at least " + Str(s.oldest[b] + s.window - 1) +
+              " (the ring of " + Str(s.slots) + " slots holds positions from " +
+              Str(s.oldest[b]) + ", and a window of " + Str(s.window) +
+              " needs those before the new length), got " + Str(length));
 }
 
 }  // namespace
+
+void AppendedPositions(KvCache::State& cache, std::size_t b, std::size_t n) {
+  std::size_t& length = cache.lengths[b];
+  length += n;
+  if (length > cache.slots) cache.oldest[b] = std::max(cache.oldest[b], length - cache.slots);
+}
 
 void KvCache::Truncate(std::size_t length) {
   State& s = LiveCacheState(state_);
@@ -120,7 +126,9 @@ void KvCache::Truncate(std::size_t length) {
     throw Error("length: expected at most the cached length " + Str(longest) + ", got " +
                 Str(length));
   }
-  for (std::size_t b = 0; b < s.batch; ++b) CheckRingHolds(s, b, std::min(s.lengths[b], length));
+  for (std::size_t b = 0; b < s.batch; ++b) {
+    if (length < s.lengths[b]) CheckRingHolds("length", s, b, length);
+  }
   for (std::size_t& l : s.lengths) l = std::min(l, length);
 }
 
@@ -137,39 +145,28 @@ void KvCache::Truncate(Span<const std::size_t> lengths) {
       throw Error("lengths[" + Str(b) + "]: expected at most the sequence's cached length " +
                   Str(s.lengths[b]) + ", got " + Str(lengths.data[b]));
     }
-    CheckRingHolds(s, b, lengths.data[b]);
+    CheckRingHolds(("lengths[" + Str(b) + "]").c_str(), s, b, lengths.data[b]);
   }
   std::copy(lengths.data, lengths.data + s.batch, s.lengths.begin());
 }
 
-void AppendedPositions(KvCache::State& cache, std::size_t n, const std::size_t* step_lengths) {
-  for (std::size_t b = 0; b < cache.batch; ++b) {
-    std::size_t& length = cache.lengths[b];
-    length += step_lengths != nullptr ? step_lengths[b] : n;
-    if (length > cache.slots) cache.oldest[b] = std::max(cache.oldest[b], length - cache.slots);
-  }
-}
-
 namespace {
 
-// The room left in sequence b for a step of `step` positions, or an error naming `name`; for a
-// windowed cache, also the most a step may add once the ring is full.
+// The room left in sequence b for a step of `step` positions, or an error naming `name`.
 void CheckRoom(const char* name, const KvCache::State& cache, std::size_t b, std::size_t step) {
   const std::size_t room = cache.max_length - cache.lengths[b];
-  const bool same = std::equal(cache.lengths.begin() + 1, cache.lengths.end(),
-                               cache.lengths.begin());
-  const std::string which = same ? std::string() : "'s sequence " + Str(b);
-  if (step > room) {
-    throw Error(std::string(name) + ": the cache" + which + " holds " + Str(cache.lengths[b]) +
-                " of " + Str(cache.max_length) + " positions, room for " + Str(room) + ", got " +
-                Str(step));
-  }
   const std::size_t ring_step = cache.slots - cache.window + 1;
   if (cache.window != 0 && cache.lengths[b] + step > cache.slots && step > ring_step) {
     throw Error(std::string(name) + ": a step of a windowed cache (window " + Str(cache.window) +
                 ", " + Str(cache.slots) + " slots) adds at most " + Str(ring_step) +
                 " positions once the ring is full, got " + Str(step));
   }
+  if (step <= room) return;
+  const bool same = std::equal(cache.lengths.begin() + 1, cache.lengths.end(),
+                               cache.lengths.begin());
+  throw Error(std::string(name) + ": the cache" + (same ? std::string() : "'s sequence " + Str(b)) +
+              " holds " + Str(cache.lengths[b]) + " of " + Str(cache.max_length) +
+              " positions, room for " + Str(room) + ", got " + Str(step));
 }
 
 }  // namespace

@@ -34,6 +34,7 @@ void Prepare(KvCache::State& s) {
   r.from.resize(s.batch);
   r.readers.resize(s.batch);
   r.lengths.resize(s.batch);
+  r.oldest.resize(s.batch);
   r.done.resize(s.batch);
 }
 
@@ -128,10 +129,12 @@ void KvCache::Reorder(Span<const std::size_t> indices) {
   }
   MoveTrees(s, from);
   MoveCycles(s, from);
-  for (std::size_t b = 0; b < s.batch; ++b) r.lengths[b] = s.lengths[from[b]];
+  for (std::size_t b = 0; b < s.batch; ++b) {
+    r.lengths[b] = s.lengths[from[b]];
+    r.oldest[b] = s.oldest[from[b]];
+  }
   s.lengths.swap(r.lengths);
-  for (std::size_t b = 0; b < s.batch; ++b) r.lengths[b] = s.oldest[from[b]];
-  s.oldest.swap(r.lengths);
+  s.oldest.swap(r.oldest);
 }
 
 }  // namespace edgeattn

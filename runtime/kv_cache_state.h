@@ -23,7 +23,7 @@ struct KvCache::State {
   std::size_t window;  // the operator's (0: none)
   std::size_t slots;
   std::vector<std::size_t> lengths;  // positions cached, per sequence
-  std::vector<std::size_t> oldest;   // the first position the ring still holds, per sequence
+  std::vector<std::size_t> oldest;   // the first position each sequence's ring still holds
   const simd::AttentionKernel* attention;   // whose layout the keys and values are in
   std::size_t keys_stride, values_stride;  // bytes per (sequence, key/value head)
   hwy::AlignedFreeUniquePtr<std::uint8_t[]> keys, values;
@@ -31,10 +31,10 @@ struct KvCache::State {
 
   // Reorder's scratch, made by its first call: one sequence's keys and values (a cycle of
   // moves needs one of them set aside), the indices (copied first: the caller's buffer may be
-  // anything), and per-sequence counts and lengths (or oldest positions).
+  // anything), and per-sequence counts and lengths.
   struct ReorderScratch {
     hwy::AlignedFreeUniquePtr<std::uint8_t[]> item;
-    std::vector<std::size_t> from, readers, lengths;
+    std::vector<std::size_t> from, readers, lengths, oldest;
     std::vector<bool> done;
   } reorder;
 
@@ -57,9 +57,8 @@ extern const char kCacheBusy[];
 // slots - window + 1 positions overwrites none its rows see, and Truncate can roll that far back.
 inline constexpr std::size_t kRingSlack = 64;
 
-// Records the positions appended by a decode step: step_lengths[b] to sequence b, or n to each
-// (and what the ring overwrote).
-void AppendedPositions(KvCache::State& cache, std::size_t n, const std::size_t* step_lengths);
+// Records n positions appended to sequence b by a decode step (and what its ring overwrote).
+void AppendedPositions(KvCache::State& cache, std::size_t b, std::size_t n);
 
 // Checks a decode step's input, output and per-sequence step lengths (null: x.length each)
 // against the configuration and the cache; returns the step's shape (lq = lk = x.length).

@@ -35,17 +35,17 @@ struct MhaOptions {
   const std::size_t* key_lengths = nullptr;    // [batch] or null
   AttentionWeights weights_mode = AttentionWeights::kNone;
   float* weights = nullptr;
-  // Rotary positions of the query rows [lq] and keys [lk]; null: the item's cached positions
-  // (decoding) + row index.
+  // Rotary positions of the query rows [lq] and keys [lk]; null: causal_offset + row index.
   const std::size_t* positions = nullptr;
   const std::size_t* key_positions = nullptr;
 };
 
 // Packed keys and values kept across calls (a KV cache): the buffer of batch item b and key/value
-// head g starts at keys + (b * kv_heads + g) * keys_stride (values likewise). It has `slots`
-// slots, position p in slot p % slots (a ring once positions reach slots: a windowed cache);
-// positions before first[b] of item b are stored already and the call appends its new positions
-// after them (its query rows are those positions: causal attention is offset by first[b]).
+// head g starts at keys + (b * kv_heads + g) * keys_stride (values likewise); positions
+// [0, first[b]) of item b are stored already and the call appends its new positions after them
+// (its query rows are those positions: causal attention is offset by first[b]). Each item has
+// `slots` slots, position p in slot p % slots (a ring once positions reach slots: a windowed
+// cache).
 struct KvStore {
   void* keys;
   void* values;
@@ -78,8 +78,8 @@ struct KvMemory {
 // validated. cache: null for a plain forward call (keys and values live in the workspace).
 // y may alias xq: every input is read before y is first written.
 void MhaForward(const MhaProjections& weights, const simd::AttentionKernel& attention,
-                const StepMath& math, const MhaShape& shape, const MhaOptions& options,
-                const float* xq, const float* xk, const float* xv, float* y, const KvStore* cache,
+                const StepMath& math, const MhaShape& shape, const MhaOptions& options, const float* xq,
+                const float* xk, const float* xv, float* y, const KvStore* cache,
                 Executor& executor, Workspace& workspace);
 
 // Only the key and value projections of x [batch, lk, d] (valid rows per options.key_lengths),

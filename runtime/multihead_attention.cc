@@ -228,13 +228,15 @@ void MultiheadAttention::Decode(Context& context, ConstTensor x, KvCache& cache,
   MhaOptions options;
   options.causal = true;
   options.query_lengths = options.key_lengths = step_lengths.data;
-  const KvStore store{c.keys.get(),     c.values.get(),   c.keys_stride,
+  const KvStore store{c.keys.get(),   c.values.get(),   c.keys_stride,
                       c.values_stride, c.lengths.data(), c.slots};
   Context::State& state = *context.state_;
   const ExclusiveUse context_use(state.busy, kContextBusy);
   MhaForward(impl.projections, *impl.attention, impl.math, shape, options, x.data, x.data,
              x.data, out.data, &store, *state.executor, state.workspace);
-  AppendedPositions(c, x.length, step_lengths.data);
+  for (std::size_t b = 0; b < c.batch; ++b) {
+    AppendedPositions(c, b, step_lengths.data != nullptr ? step_lengths.data[b] : x.length);
+  }
 }
 
 }  // namespace edgeattn

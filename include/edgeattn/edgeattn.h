@@ -203,6 +203,7 @@ EDGEATTN_C_API edgeattn_status edgeattn_kv_cache_create(const edgeattn_operator*
                                                         size_t max_length, size_t batch,
                                                         edgeattn_kv_cache** out);
 EDGEATTN_C_API void edgeattn_kv_cache_destroy(edgeattn_kv_cache* cache);
+/* Positions cached: the longest sequence's (edgeattn_kv_cache_item_length: each one's). */
 EDGEATTN_C_API size_t edgeattn_kv_cache_length(const edgeattn_kv_cache* cache);
 /* Bytes held, and positions stored: max_length, or a windowed operator's ring (0 for NULL). */
 EDGEATTN_C_API size_t edgeattn_kv_cache_bytes(const edgeattn_kv_cache* cache);

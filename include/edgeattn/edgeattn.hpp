@@ -239,10 +239,10 @@ class SafetensorsFile;
 // once (float, packed for the attention core). Each sequence has its own length (a ragged
 // batch; docs/decoding.md). For an operator with a window (AttentionMath::window) it holds only
 // the last slots() positions of each sequence as a ring, whatever max_length is: a step may add
-// at most slots() - window + 1 positions, and Truncate rolls back only as far as the ring still
-// holds every key the next step needs. One call at a time: a Decode, Truncate, Reorder or Clear
-// while another thread's call uses the cache throws edgeattn::Error. A moved-from cache throws
-// on every call.
+// at most slots() - window + 1 positions once the ring is full, and Truncate rolls back only as
+// far as the ring still holds every key the next step needs. One call at a time: a Decode,
+// Truncate, Reorder or Clear while another thread's call uses the cache throws edgeattn::Error.
+// A moved-from cache throws on every call.
 class EDGEATTN_API KvCache {
  public:
   KvCache(const MultiheadAttention& mha, std::size_t max_length, std::size_t batch = 1);

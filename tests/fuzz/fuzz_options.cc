@@ -3,11 +3,10 @@
 // lengths out of range, mask values including NaN and inf, any weights mode), where query, key,
 // value and out lie in one shared buffer (the same rows, prefix views, overlaps, out over the
 // query), the attention step's maths (scale, softcap, window, norm, rotary, sinks, positions:
-// any value, NaN and inf included), a few decode steps (ragged, reordered, truncated per
-// sequence) and cross-attention steps against a CrossAttentionMemory; every call must either
-// work or throw edgeattn::Error, never
-// touch memory it should not, and a call on aliased views must give bit for bit what it gives
-// on separate copies of its inputs.
+// any value, NaN and inf included), a few decode steps (ragged, reordered, truncated) and
+// cross-attention steps against a CrossAttentionMemory; every call must either work or throw
+// edgeattn::Error, never touch memory it should not, and a call on aliased views must give bit
+// for bit what it gives on separate copies of its inputs.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -66,7 +65,7 @@ void DecodeSteps(Bytes& in, const edgeattn::MultiheadAttention& mha, edgeattn::C
     const std::size_t n = 1 + in.Below(8);
     std::vector<float> x(b * n * d, in.Value()), y(x.size());
     try {
-      switch (in.Below(4)) {
+      switch (in.Below(5)) {
         case 0: {
           const std::vector<std::size_t> lengths = Counts(in, b, n);
           mha.Decode(context, {x.data(), b, n, d}, cache, {y.data(), b, n, d},
@@ -83,6 +82,9 @@ void DecodeSteps(Bytes& in, const edgeattn::MultiheadAttention& mha, edgeattn::C
           cache.Truncate({lengths.data(), lengths.size()});
           break;
         }
+        case 3:
+          cache.Truncate(in.Below(cache.length() + 2));
+          break;
         default:
           mha.Decode(context, {x.data(), b, n, d}, cache, {y.data(), b, n, d});
       }

@@ -477,32 +477,9 @@ TEST(CliTest, BenchDecodeSweep) {
   EXPECT_GT(lines[1]["cache_bytes"].get<double>(), 0.0);
 }
 
-// A windowed decode row: its cache holds a ring of the window, not the context; the step
-// maths' flags reach the operator and the reference alike.
-TEST(CliTest, BenchWindowedDecodeAndStepMath) {
-  const std::vector<nlohmann::json> plain =
-      SmallBenchRows("--seq 1 --decode 1000 --threads 1 --precision fp32");
-  const std::vector<nlohmann::json> windowed =
-      SmallBenchRows("--seq 1 --decode 1000 --window 16 --threads 1 --precision fp32");
-  ASSERT_EQ(plain.size(), 2u);
-  ASSERT_EQ(windowed.size(), 2u);
-  EXPECT_EQ(windowed[1]["window"], 16);
-  EXPECT_LT(windowed[1]["max_abs_err"].get<double>(), 1e-4);
-  EXPECT_LT(windowed[1]["cache_bytes"].get<double>(), plain[1]["cache_bytes"].get<double>() / 3);
-  const std::vector<nlohmann::json> maths = SmallBenchRows(
-      "--seq 1 --decode 70 --threads 1 --precision fp32 --rotary-layout halves --rotary-dim 4 "
-      "--softcap 5 --score-scale 0.2 --qk-norm-eps 1e-6");
-  ASSERT_EQ(maths.size(), 2u);
-  EXPECT_LT(maths[1]["max_abs_err"].get<double>(), 1e-4);
-  const Result r = RunCli(kSmallBench + "--seq 4 --softcap inf");
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.output.find("--softcap"), std::string::npos) << r.output;
-}
-
 // The decode shape's rows: the self-attention step, 4 beams reordering the cache before each
-// step, and Whisper-tiny's cross-attention step with a memory and re-projecting the frames, in
-// that order, then the windowed cache's step at a long context; the memory's bytes are the
-// row's cache bytes, the windowed cache's those of its ring.
+// step, Whisper-tiny's cross-attention step with a memory and re-projecting the frames, then
+// the windowed cache; the memory's bytes are the row's cache bytes.
 TEST(CliTest, BenchDecodeShapeRows) {
   const Result r = RunCli("bench --shape decode --threads 1 --precision fp32 --repetitions 1 "
                           "--warmup 0 --reference never --json");
@@ -525,6 +502,28 @@ TEST(CliTest, BenchDecodeShapeRows) {
   // A ring of 576 slots: 12 heads of 64 dims, keys and values in float.
   EXPECT_LT(lines[4]["cache_bytes"].get<double>(), 577.0 * 2 * 768 * sizeof(float));
   EXPECT_GT(lines[4]["cache_bytes"].get<double>(), 576.0 * 2 * 768 * sizeof(float) - 1);
+}
+
+// A windowed decode row: its cache holds a ring of the window, not the context; the step
+// maths' flags reach the operator and the reference alike.
+TEST(CliTest, BenchWindowedDecodeAndStepMath) {
+  const std::vector<nlohmann::json> plain =
+      SmallBenchRows("--seq 1 --decode 1000 --threads 1 --precision fp32");
+  const std::vector<nlohmann::json> windowed =
+      SmallBenchRows("--seq 1 --decode 1000 --window 16 --threads 1 --precision fp32");
+  ASSERT_EQ(plain.size(), 2u);
+  ASSERT_EQ(windowed.size(), 2u);
+  EXPECT_EQ(windowed[1]["window"], 16);
+  EXPECT_LT(windowed[1]["max_abs_err"].get<double>(), 1e-4);
+  EXPECT_LT(windowed[1]["cache_bytes"].get<double>(), plain[1]["cache_bytes"].get<double>() / 3);
+  const std::vector<nlohmann::json> maths = SmallBenchRows(
+      "--seq 1 --decode 70 --threads 1 --precision fp32 --rotary-layout halves --rotary-dim 4 "
+      "--softcap 5 --score-scale 0.2 --qk-norm-eps 1e-6");
+  ASSERT_EQ(maths.size(), 2u);
+  EXPECT_LT(maths[1]["max_abs_err"].get<double>(), 1e-4);
+  const Result r = RunCli(kSmallBench + "--seq 4 --softcap inf");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("--softcap"), std::string::npos) << r.output;
 }
 
 // Lists and sweeps of L and threads give one group per L and one row per thread count.

@@ -259,6 +259,7 @@ void AddDecodeStepGroups(const std::vector<BenchGroup>& decode, std::vector<Benc
     g.cache_len = 0;
     g.cross = true;
     g.causal = false;
+    g.math = AttentionMath{};  // plain cross-attention: the step maths' flags are the decoder's
     g.step = step;
     groups->push_back(g);
   }

@@ -52,8 +52,8 @@ struct BenchGroup {
   bool decode = false;
   bool causal = false;  // decode steps are causal too
   bool cross = false;   // key and value are inputs of their own (Lk may differ from L)
-  AttentionMath math{};  // the operator's (the decode shape's windowed row: a window)
   DecodeStep step = DecodeStep::kSelf;  // decode groups
+  AttentionMath math{};  // the operator's (the decode shape's windowed row: a window)
 };
 
 enum class ReferencePolicy { kAuto, kAlways, kNever };
