@@ -68,17 +68,20 @@ void BM_GemmI8(benchmark::State& state) {
   for (std::size_t i = 0; i < wq.size(); ++i) wq[i] = static_cast<std::int8_t>(i * 37 % 255 - 127);
   std::vector<std::int8_t> xq(m * simd::QuantizedRowStride(k));
   std::vector<float> xs(m * simd::QuantBlockCount(k, block));
-  // Aligned like the operator's packed weights: 64-byte vector loads then never split lines.
-  auto packed = hwy::AllocateAligned<std::int8_t>(simd::PackedGemmI8WeightsSize(n, k));
-  auto starts = hwy::AllocateAligned<std::int32_t>(simd::GemmI8BlockStartsSize(n, k, block));
-  simd::PackGemmI8Weights(wq.data(), n, k, block, packed.get(), starts.get());
-  const std::vector<float> scales(simd::GemmI8PanelCount(n) * simd::kGemmI8PanelWidth, 0.01f);
+  // The kernel the operator chooses, its weights aligned as the operator aligns them: 64-byte
+  // vector loads then never split lines.
+  const simd::ProjectionKernel& kernel = *simd::ProjectionKernels(simd::WeightType::kQc8).front();
+  auto packed = hwy::AllocateAligned<std::uint8_t>(kernel.packed_bytes(n, k, block));
+  kernel.pack(wq.data(), n, k, block, packed.get());
+  const std::size_t panels = (n + kernel.panel_width - 1) / kernel.panel_width;
+  const std::vector<float> scales(panels * kernel.panel_width, 0.01f);
   std::vector<float> c(m * n);
-  const simd::GemmI8WeightsView w{packed.get(), starts.get(), scales.data(), scales.data(),
-                                  n, k, block};
+  const simd::PackedProjectionView w{packed.get(), scales.data(), scales.data(), n, k, block};
   for (auto _ : state) {
     simd::QuantizeRowsI8(x.data(), k, m, k, block, xq.data(), xs.data(), {});
-    simd::GemmI8({xq.data(), xs.data()}, 0, m, w, 0, simd::GemmI8PanelCount(n), c.data(), n);
+    simd::ProjectionInput in;
+    in.qd8 = {xq.data(), xs.data()};
+    kernel.run(in, 0, m, w, 0, panels, c.data(), n);
     benchmark::DoNotOptimize(c.data());
   }
   const double ops = 2.0 * m * n * k;
@@ -88,7 +91,7 @@ void BM_GemmI8(benchmark::State& state) {
       bench::PeakVnniGops() > 0.0 ? bench::PeakVnniGops() : 4 * bench::PeakFmaGflops();
   state.counters["%vnni"] = benchmark::Counter(ops * 1e-9 * 100.0 / peak,
                                                benchmark::Counter::kIsIterationInvariantRate);
-  state.SetLabel(simd::GemmI8Path());
+  state.SetLabel(kernel.name);
 }
 BENCHMARK(BM_GemmI8)
     ->ArgNames({"M", "N", "K", "block"})

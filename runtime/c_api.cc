@@ -1,20 +1,26 @@
 // The C API: each entry point converts C++ exceptions into a status and a thread-local message.
 #include "edgeattn/edgeattn.h"
 
-#include <exception>
-#include <new>
 #include <cstring>
+#include <exception>
+#include <memory>
+#include <new>
 #include <string>
+#include <utility>
 
 #include "edgeattn/edgeattn.hpp"
+#include "runtime/c_thread_pool.h"
 
 struct edgeattn_operator {
   edgeattn::MultiheadAttention mha;
 };
 
 struct edgeattn_context {
+  std::unique_ptr<edgeattn::Executor> caller_pool;  // before context, which runs on it
   edgeattn::Context context;
   explicit edgeattn_context(std::size_t threads) : context(threads) {}
+  explicit edgeattn_context(std::unique_ptr<edgeattn::Executor> pool)
+      : caller_pool(std::move(pool)), context(*caller_pool) {}
 };
 
 struct edgeattn_kv_cache {
@@ -253,6 +259,24 @@ edgeattn_status edgeattn_context_create(size_t threads, edgeattn_context** out) 
 }
 
 void edgeattn_context_destroy(edgeattn_context* context) { delete context; }
+
+edgeattn_status edgeattn_context_create_with_pool(const edgeattn_thread_pool* pool,
+                                                  edgeattn_context** out) {
+  return Guard([&] {
+    RequireNonNull(out, "out");
+    *out = nullptr;
+    RequireNonNull(pool, "pool");
+    *out = new edgeattn_context(edgeattn::MakeCallerPoolExecutor(*pool));
+  });
+}
+
+size_t edgeattn_context_threads(const edgeattn_context* context) {
+  return context != nullptr ? context->context.threads() : 0;
+}
+
+const char* edgeattn_context_pool_kind(const edgeattn_context* context) {
+  return context != nullptr ? context->context.executor().kind() : "";
+}
 
 edgeattn_status edgeattn_forward(const edgeattn_operator* op, edgeattn_context* context,
                                  const float* query, size_t batch, size_t query_length,

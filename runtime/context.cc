@@ -8,7 +8,11 @@ namespace edgeattn {
 
 Context::Context(std::size_t threads) : state_(std::make_unique<State>()) {
   CheckThreadCount("Context: threads", threads);
+#if EDGEATTN_WITH_TBB
   state_->owned_executor = MakeTbbExecutor(threads);
+#else
+  state_->owned_executor = MakeThreadPoolExecutor(threads);
+#endif
   state_->executor = state_->owned_executor.get();
 }
 
@@ -24,6 +28,8 @@ Context::Context(Executor& executor) : state_(std::make_unique<State>()) {
 Context::~Context() = default;
 
 std::size_t Context::threads() const { return state_->executor->workers(); }
+
+const Executor& Context::executor() const { return *state_->executor; }
 
 std::size_t Context::workspace_bytes() const { return state_->workspace.bytes(); }
 

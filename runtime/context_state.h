@@ -10,7 +10,7 @@
 
 namespace edgeattn {
 
-struct Context::State {
+struct EDGEATTN_HIDDEN Context::State {
   std::unique_ptr<Executor> owned_executor;
   Executor* executor = nullptr;
   Workspace workspace;

@@ -17,7 +17,7 @@
 
 namespace edgeattn {
 
-struct KvCache::State {
+struct EDGEATTN_HIDDEN KvCache::State {
   std::size_t d_model, heads, kv_heads;  // of the operator it was made for
   std::size_t batch, max_length;
   std::size_t window;  // the operator's (0: none)

@@ -20,7 +20,7 @@ struct Int8Weights {
   const float *q_bias, *k_bias, *v_bias, *out_bias;
 };
 
-struct MultiheadAttention::Impl {
+struct EDGEATTN_HIDDEN MultiheadAttention::Impl {
   // The four projections' weights: n x d_model values of the kernel's weight type each (float,
   // or int8 with one float scale per row), and float biases (null: none).
   struct Weights {

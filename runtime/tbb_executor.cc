@@ -16,6 +16,8 @@ class TbbExecutor final : public Executor {
         workers_(threads) {}
 
   std::size_t workers() const override { return workers_; }
+  const char* kind() const override { return "oneTBB"; }
+  bool spins() const override { return true; }  // oneTBB's workers spin before they sleep
 
   void RunWorkers(WorkerFn fn) override {
     if (workers_ == 1) {

@@ -23,7 +23,8 @@ namespace {
 constexpr std::chrono::microseconds kSpin(50);
 
 template <class Pred>
-bool SpinUntil(const Pred& done) {
+bool SpinUntil(bool spin, const Pred& done) {
+  if (!spin) return done();
   const auto deadline = std::chrono::steady_clock::now() + kSpin;
   while (!done()) {
     if (std::chrono::steady_clock::now() > deadline) return false;
@@ -37,7 +38,7 @@ thread_local const ThreadPoolExecutor* running_here = nullptr;
 
 class ThreadPoolExecutor final : public Executor {
  public:
-  explicit ThreadPoolExecutor(std::size_t threads) : workers_(threads) {
+  ThreadPoolExecutor(std::size_t threads, bool spin) : workers_(threads), spin_(spin) {
     threads_.reserve(workers_ - 1);
     try {
       for (std::size_t w = 1; w < workers_; ++w) threads_.emplace_back([this, w] { Work(w); });
@@ -55,6 +56,8 @@ class ThreadPoolExecutor final : public Executor {
   ~ThreadPoolExecutor() override { StopAndJoin(); }
 
   std::size_t workers() const override { return workers_; }
+  const char* kind() const override { return "std::thread"; }
+  bool spins() const override { return spin_; }
 
   void RunWorkers(WorkerFn fn) override {
     if (running_here == this) {
@@ -77,7 +80,7 @@ class ThreadPoolExecutor final : public Executor {
     fn(0);
     running_here = outer;
     const auto finished = [this] { return pending_.load() == 0; };
-    if (!SpinUntil(finished)) {
+    if (!SpinUntil(spin_, finished)) {
       std::unique_lock<std::mutex> lock(mutex_);
       done_.wait(lock, finished);
     }
@@ -99,7 +102,7 @@ class ThreadPoolExecutor final : public Executor {
     while (true) {
       const auto started = [&] { return stop_.load() || generation_.load() != seen; };
       const WorkerFn* job;
-      if (!SpinUntil(started)) {
+      if (!SpinUntil(spin_, started)) {
         std::unique_lock<std::mutex> lock(mutex_);
         start_.wait(lock, started);
       }
@@ -119,6 +122,7 @@ class ThreadPoolExecutor final : public Executor {
   }
 
   const std::size_t workers_;
+  const bool spin_;
   std::vector<std::thread> threads_;
   std::mutex run_mutex_;
   std::mutex mutex_;
@@ -132,10 +136,10 @@ class ThreadPoolExecutor final : public Executor {
 
 }  // namespace
 
-std::unique_ptr<Executor> MakeThreadPoolExecutor(std::size_t threads) {
+std::unique_ptr<Executor> MakeThreadPoolExecutor(std::size_t threads, bool spin) {
   CheckThreadCount("MakeThreadPoolExecutor: threads", threads);
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  return std::make_unique<ThreadPoolExecutor>(threads);
+  return std::make_unique<ThreadPoolExecutor>(threads, spin);
 }
 
 }  // namespace edgeattn

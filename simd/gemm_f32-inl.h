@@ -49,10 +49,10 @@ HWY_NOINLINE void RunF32Panels(const ProjectionInput& a, size_t row_begin, size_
 }
 
 HWY_INLINE std::vector<const ProjectionKernel*> ListF32Kernels() {
-  static const ProjectionKernel kTiles = {F32KernelName(), ActivationType::kF32,
-                                          WeightType::kF32, kGemmPanelWidth,
-                                          &F32PanelBytes,   &PackF32Panels,
-                                          &UnpackF32Panels, &RunF32Panels};
+  static const ProjectionKernel kTiles = {
+      F32KernelName(),   ActivationType::kF32, WeightType::kF32, &RunsWhereItsTargetRuns,
+      kGemmPanelWidth,   &F32PanelBytes,       &PackF32Panels,   &UnpackF32Panels,
+      &RunF32Panels};
   return {&kTiles};
 }
 

@@ -1,18 +1,20 @@
-// Per-target int8 GEMM kernels.
-//
-// Three dot-product paths over one packed layout (64 features x 4 k-values = 256 bytes per
-// group of 4 k), each summing a block's products exactly in int32:
-// - AVX3_DL (AVX512-VNNI): vpdpbusd multiplies unsigned by signed bytes, so activations are
-//   offset by +128 (x ^ 0x80) and each block's accumulator starts at -128 * sum(weights).
-//   Highway 1.0.3's AVX3_DL target string lacks avx512vnni: this file adds it for that target.
-// - SVE: svdot, signed by signed.
-// - NEON with the Armv8.2 dot product (runtime HWCAP check): sdot by element, signed by signed.
-// - everywhere else, the portable path: bytes promoted to int16, then
-//   ReorderWidenMulAccumulate (pmaddwd on x86: exact int16 x int16 -> int32 pair sums).
-// The three dot-product paths run tiles of up to 4 rows x 4 vectors (NEON: 3 rows): each group's
-// weight vectors are loaded once for all rows of the tile, the int32 accumulators stay in
-// registers, and the float sums over blocks go to an L1 buffer once per block (NEON: they stay
-// in registers).
+// Per-target int8 projection kernels, one per dot-product instruction, each a descriptor
+// (projection_kernel.h) listed by ListI8Kernels when its target may run it (int8_dot_targets.h):
+// - qd8_qc8w_vnni_4x4v (AVX512-VNNI targets): vpdpbusd multiplies unsigned by signed bytes, so
+//   activations are offset by +128 (x ^ 0x80) and each block's accumulator starts at
+//   -128 * sum(weights), which its layout stores after the panels. Highway 1.0.3's AVX3_DL
+//   target string lacks avx512vnni: this file adds it to the kernel's own functions.
+// - qd8_qc8w_svedot_4x4v (SVE targets): svdot, signed by signed.
+// - qd8_qc8w_neondot_3x4v (NEON targets, when the CPU has the Armv8.2 dot product): sdot by
+//   element, signed by signed.
+// - qd8_qc8w_i16_1x1v (every target): bytes promoted to int16, then ReorderWidenMulAccumulate
+//   (pmaddwd on x86: exact int16 x int16 -> int32 pair sums).
+// All read one panel layout (64 features x 4 k-values = 256 bytes per group of 4 k) and sum each
+// block's products exactly in int32, then scale them into float in the same order, so every
+// kernel gives the same bits. The dot-product kernels run tiles of up to 4 rows x 4 vectors
+// (NEON: 3 rows): each group's weight vectors are loaded once for all rows of the tile, the int32
+// accumulators stay in registers, and the float sums over blocks go to an L1 buffer once per
+// block (NEON: they stay in registers).
 
 #if defined(EDGEATTN_SIMD_GEMM_I8_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EDGEATTN_SIMD_GEMM_I8_INL_H_
@@ -29,36 +31,23 @@
 #include <vector>
 
 #include "hwy/highway.h"
-#include "simd/partial_vector-inl.h"
 #include "simd/gemm_i8.h"
+#include "simd/int8_dot_targets.h"
+#include "simd/partial_vector-inl.h"
 #include "simd/projection_kernel.h"
 #include "simd/quantize.h"
 
-namespace edgeattn {
-namespace simd {
-// The target-independent parts of the int8 kernels' contract (gemm_i8.cc).
-size_t Qc8PanelsWithStartsBytes(size_t n, size_t k, size_t block);
-void PackQc8PanelsWithStarts(const void* w, size_t n, size_t k, size_t block, void* packed);
-void UnpackQc8Panels(const void* packed, size_t n, size_t k, size_t block, void* w);
-}  // namespace simd
-}  // namespace edgeattn
-
-#if HWY_TARGET == HWY_AVX3_DL
+#if EDGEATTN_TARGET_IN(EDGEATTN_VNNI_TARGETS)
 #include <immintrin.h>
 #define EDGEATTN_I8_VNNI 1
 #else
 #define EDGEATTN_I8_VNNI 0
 #endif
-#if HWY_TARGET == HWY_SVE || HWY_TARGET == HWY_SVE2 || HWY_TARGET == HWY_SVE_256 || \
-    HWY_TARGET == HWY_SVE2_128
-#define EDGEATTN_I8_SVE 1
-#else
-#define EDGEATTN_I8_SVE 0
-#endif
+#define EDGEATTN_I8_SVE EDGEATTN_TARGET_IN(EDGEATTN_SVE_DOT_TARGETS)
 
-// The NEON dot product path: detected through getauxval on Linux and Android, or always on when
-// the whole build targets it (-march=...+dotprod defines __ARM_FEATURE_DOTPROD; e.g. iOS).
-#if HWY_TARGET == HWY_NEON && HWY_ARCH_ARM_A64 && \
+// The NEON dot product: detected through getauxval on Linux and Android, or always on when the
+// whole build targets it (-march=...+dotprod defines __ARM_FEATURE_DOTPROD; e.g. iOS).
+#if EDGEATTN_TARGET_IN(EDGEATTN_NEON_DOT_TARGETS) && HWY_ARCH_ARM_A64 && \
     (defined(__linux__) || defined(__ARM_FEATURE_DOTPROD))
 #include <arm_neon.h>
 #if !defined(__ARM_FEATURE_DOTPROD)
@@ -69,11 +58,7 @@ void UnpackQc8Panels(const void* packed, size_t n, size_t k, size_t block, void*
 #define EDGEATTN_I8_NEON_DOT 0
 #endif
 
-#if EDGEATTN_I8_VNNI
-HWY_PUSH_ATTRIBUTES(HWY_TARGET_STR ",avx512vnni")
-#else
 HWY_BEFORE_NAMESPACE();
-#endif
 namespace edgeattn {
 namespace simd {
 namespace HWY_NAMESPACE {
@@ -106,6 +91,7 @@ HWY_INLINE void StoreDequantized(DF df, VF f, const GemmI8WeightsView& w, size_t
 }
 
 #if EDGEATTN_I8_VNNI
+HWY_PUSH_ATTRIBUTES(HWY_TARGET_STR ",avx512vnni")
 
 // An empty asm that takes the accumulator in a vector register and gives it back: g++ 12 otherwise
 // gives each loop iteration's accumulators new registers and copies them back at the loop end
@@ -126,13 +112,14 @@ HWY_INLINE void PinToRegister(__m512i& v) {
 // 64, one run): 3 rows with float sums in registers 346 GOP/s (241 with weights off 64-byte
 // alignment), this kernel 418 (peak 455).
 template <size_t kRows>
-HWY_NOINLINE void PanelRowsI8(const QuantizedRowsView& a, size_t row0, const GemmI8WeightsView& w,
-                              size_t p, float* HWY_RESTRICT c, size_t ldc) {
+HWY_NOINLINE void PanelRowsVnni(const QuantizedRowsView& a, size_t row0,
+                                const GemmI8WeightsView& w, size_t p, float* HWY_RESTRICT c,
+                                size_t ldc) {
   const hn::Full512<int32_t> di;
   const hn::Full512<float> df;
   const size_t N = hn::Lanes(df);
   const I8Layout L = MakeI8Layout(w);
-  const int8_t* panel = w.panels + p * L.groups * 256;
+  const int8_t* panel = w.panels + p * L.groups * kGemmI8GroupBytes;
   HWY_ALIGN float sums_f[kRows * kGemmI8PanelWidth];
   for (size_t b = 0; b < L.blocks; ++b) {
     const int32_t* starts = w.block_starts + (p * L.blocks + b) * kGemmI8PanelWidth;
@@ -142,7 +129,7 @@ HWY_NOINLINE void PanelRowsI8(const QuantizedRowsView& a, size_t row0, const Gem
     }
     const size_t g_end = HWY_MIN(L.groups, (b + 1) * L.group_per_block);
     for (size_t g = b * L.group_per_block; g < g_end; ++g) {
-      const int8_t* bg = panel + g * 256;
+      const int8_t* bg = panel + g * kGemmI8GroupBytes;
       const __m512i b0 = _mm512_loadu_si512(bg);
       const __m512i b1 = _mm512_loadu_si512(bg + 64);
       const __m512i b2 = _mm512_loadu_si512(bg + 128);
@@ -180,18 +167,18 @@ HWY_NOINLINE void PanelRowsI8(const QuantizedRowsView& a, size_t row0, const Gem
   }
 }
 
-HWY_INLINE void PanelI8(const QuantizedRowsView& a, size_t row_begin, size_t row_end,
-                        const GemmI8WeightsView& w, size_t p, float* HWY_RESTRICT c, size_t ldc) {
+HWY_NOINLINE void PanelVnni(const QuantizedRowsView& a, size_t row_begin, size_t row_end,
+                            const GemmI8WeightsView& w, size_t p, float* HWY_RESTRICT c,
+                            size_t ldc) {
   size_t row = row_begin;
-  for (; row + 4 <= row_end; row += 4) PanelRowsI8<4>(a, row, w, p, c, ldc);
-  if (row_end - row == 3) PanelRowsI8<3>(a, row, w, p, c, ldc);
-  if (row_end - row == 2) PanelRowsI8<2>(a, row, w, p, c, ldc);
-  if (row_end - row == 1) PanelRowsI8<1>(a, row, w, p, c, ldc);
+  for (; row + 4 <= row_end; row += 4) PanelRowsVnni<4>(a, row, w, p, c, ldc);
+  if (row_end - row == 3) PanelRowsVnni<3>(a, row, w, p, c, ldc);
+  if (row_end - row == 2) PanelRowsVnni<2>(a, row, w, p, c, ldc);
+  if (row_end - row == 1) PanelRowsVnni<1>(a, row, w, p, c, ldc);
 }
 
-HWY_INLINE const char* GemmI8PathName() { return "avx512-vnni"; }
-
-#else  // !EDGEATTN_I8_VNNI
+HWY_POP_ATTRIBUTES
+#endif  // EDGEATTN_I8_VNNI
 
 #if EDGEATTN_I8_NEON_DOT
 // Armv8.2 dot product (sdot), which Highway 1.0.3's NEON target neither enables nor detects:
@@ -249,7 +236,8 @@ HWY_INLINE void DotGroupNeon(DotTileRegsNeon<kRows>& t, const int8_t* HWY_RESTRI
   EDGEATTN_I8_ORDER();
   for (size_t r = 0; r < kRows; ++r) t.acc[r][2] = DotLaneNeon<kLane>(t.acc[r][2], t.w0, t.x[r]);
   EDGEATTN_I8_ORDER();
-  if (kLane != 3) t.w0 = vld1q_s8(wg + 256);  // vector 0 of the next group of the chunk
+  // Vector 0 of the next group of the chunk.
+  if (kLane != 3) t.w0 = vld1q_s8(wg + kGemmI8GroupBytes);
   EDGEATTN_I8_ORDER();
   for (size_t r = 0; r < kRows; ++r) t.acc[r][3] = DotLaneNeon<kLane>(t.acc[r][3], t.w1, t.x[r]);
   EDGEATTN_I8_ORDER();
@@ -264,9 +252,9 @@ HWY_INLINE void DotChunkNeon(DotTileRegsNeon<kRows>& t, const int8_t* HWY_RESTRI
   for (size_t r = 0; r < kRows; ++r) t.x[r] = vld1q_s8(rows[r] + 4 * g);
   EDGEATTN_I8_ORDER();
   DotGroupNeon<kRows, 0>(t, wg);
-  DotGroupNeon<kRows, 1>(t, wg + 256);
-  DotGroupNeon<kRows, 2>(t, wg + 512);
-  DotGroupNeon<kRows, 3>(t, wg + 768);
+  DotGroupNeon<kRows, 1>(t, wg + kGemmI8GroupBytes);
+  DotGroupNeon<kRows, 2>(t, wg + 2 * kGemmI8GroupBytes);
+  DotGroupNeon<kRows, 3>(t, wg + 3 * kGemmI8GroupBytes);
 }
 
 // A block's int32 dot products start at kDotBiasBits, the bits of the float 1.5 * 2^23: while
@@ -282,14 +270,16 @@ constexpr size_t kMaxBiasedGroups = ((size_t{1} << 22) - 1) / (4 * 128 * 128);
 template <size_t kRows>
 HWY_INLINE void DotBlockNeon(DotTileRegsNeon<kRows>& t, const int8_t* HWY_RESTRICT weights,
                              const int8_t* const (&rows)[kRows], size_t g, size_t g_end) {
-  for (; g + 4 <= g_end; g += 4) DotChunkNeon<kRows>(t, weights + g * 256, rows, g);
+  for (; g + 4 <= g_end; g += 4) {
+    DotChunkNeon<kRows>(t, weights + g * kGemmI8GroupBytes, rows, g);
+  }
   // Blocks that are not whole chunks (block % 16 != 0, or the last block).
   for (; HWY_UNLIKELY(g < g_end); ++g) {
     for (size_t r = 0; r < kRows; ++r) {
       t.x[r] = vreinterpretq_s8_u32(vdupq_n_u32(LoadWord(rows[r] + 4 * g)));
     }
-    t.w0 = vld1q_s8(weights + g * 256);
-    DotGroupNeon<kRows, 3>(t, weights + g * 256);
+    t.w0 = vld1q_s8(weights + g * kGemmI8GroupBytes);
+    DotGroupNeon<kRows, 3>(t, weights + g * kGemmI8GroupBytes);
   }
 }
 
@@ -356,7 +346,8 @@ HWY_NOINLINE void DotTileNeon(const int8_t* weights, const QuantizedRowsView& a,
 #undef EDGEATTN_I8_ORDER
 HWY_POP_ATTRIBUTES
 
-HWY_INLINE bool HasNeonDot() {
+// The NEON dot-product kernel's predicate (ProjectionKernel::cpu_runs).
+HWY_NOINLINE bool HasNeonDot() {
 #if defined(__ARM_FEATURE_DOTPROD)
   return true;
 #else
@@ -386,7 +377,7 @@ HWY_NOINLINE void DotTileSve(const int8_t* weights, const QuantizedRowsView& a, 
     auto acc30 = acc00, acc31 = acc00, acc32 = acc00, acc33 = acc00;
     const size_t g_end = HWY_MIN(L.groups, (b + 1) * L.group_per_block);
     for (size_t g = b * L.group_per_block; g < g_end; ++g) {
-      const int8_t* wg = weights + g * 256;
+      const int8_t* wg = weights + g * kGemmI8GroupBytes;
       const auto w0 = hn::LoadU(d8, wg);
       const auto w1 = hn::LoadU(d8, wg + 4 * N);
       const auto w2 = hn::LoadU(d8, wg + 8 * N);
@@ -447,7 +438,7 @@ HWY_INLINE void PanelI8Tiles(DF df, const I8Layout& L, size_t row_begin, size_t 
                              const GemmI8WeightsView& w, size_t p, float* HWY_RESTRICT c,
                              size_t ldc, const Tile& tile) {
   const size_t N = hn::Lanes(df);
-  const int8_t* panel = w.panels + p * L.groups * 256;
+  const int8_t* panel = w.panels + p * L.groups * kGemmI8GroupBytes;
   const size_t col0 = p * kGemmI8PanelWidth;
   HWY_ALIGN float sums[kMaxRows * kGemmI8PanelWidth];
   for (size_t slice = 0; slice * 4 * N < kGemmI8PanelWidth && col0 + slice * 4 * N < w.n;
@@ -471,7 +462,7 @@ HWY_INLINE void PanelI8Tiles(DF df, const I8Layout& L, size_t row_begin, size_t 
 
 #if EDGEATTN_I8_NEON_DOT
 // The NEON dot-product tiles over panel p.
-HWY_INLINE void PanelI8NeonDot(const QuantizedRowsView& a, size_t row_begin, size_t row_end,
+HWY_NOINLINE void PanelNeonDot(const QuantizedRowsView& a, size_t row_begin, size_t row_end,
                                const GemmI8WeightsView& w, size_t p, float* HWY_RESTRICT c,
                                size_t ldc) {
   const I8Layout L = MakeI8Layout(w);
@@ -485,26 +476,30 @@ HWY_INLINE void PanelI8NeonDot(const QuantizedRowsView& a, size_t row_begin, siz
 }
 #endif
 
-// Targets without VNNI: the NEON dot-product or SVE tiles, or else the portable path, one row x
-// one vector of features at a time with four int16-product accumulators per block, folded at
-// its end.
-HWY_INLINE void PanelI8(const QuantizedRowsView& a, size_t row_begin, size_t row_end,
-                        const GemmI8WeightsView& w, size_t p, float* HWY_RESTRICT c, size_t ldc) {
-#if EDGEATTN_I8_NEON_DOT
-  if (HasNeonDot()) return PanelI8NeonDot(a, row_begin, row_end, w, p, c, ldc);
-#endif
-  const I8Layout L = MakeI8Layout(w);
 #if EDGEATTN_I8_SVE
+// The SVE dot-product tiles over panel p.
+HWY_NOINLINE void PanelSveDot(const QuantizedRowsView& a, size_t row_begin, size_t row_end,
+                              const GemmI8WeightsView& w, size_t p, float* HWY_RESTRICT c,
+                              size_t ldc) {
+  const I8Layout L = MakeI8Layout(w);
   PanelI8Tiles<4>(hn::CappedTag<float, 16>(), L, row_begin, row_end, w, p, c, ldc,
                   [&](auto rows, const int8_t* weights, size_t row, float* sums) HWY_ATTR {
                     DotTileSve<decltype(rows)::value>(weights, a, row, L, sums);
                   });
-#else
+}
+#endif
+
+// The portable kernel over panel p: one row x one vector of features at a time, with four
+// int16-product accumulators per block, folded at its end.
+HWY_NOINLINE void PanelI16(const QuantizedRowsView& a, size_t row_begin, size_t row_end,
+                           const GemmI8WeightsView& w, size_t p, float* HWY_RESTRICT c,
+                           size_t ldc) {
+  const I8Layout L = MakeI8Layout(w);
   const hn::CappedTag<int32_t, 16> d32;
   const hn::Rebind<float, decltype(d32)> df;
   const hn::Repartition<int8_t, decltype(d32)> d8;  // 4 bytes per int32 lane
   const size_t N = hn::Lanes(d32);
-  const int8_t* panel = w.panels + p * L.groups * 256;
+  const int8_t* panel = w.panels + p * L.groups * kGemmI8GroupBytes;
   const size_t col0 = p * kGemmI8PanelWidth;
   for (size_t row = row_begin; row < row_end; ++row) {
     const int8_t* xq = a.q + row * L.ldq;
@@ -517,7 +512,7 @@ HWY_INLINE void PanelI8(const QuantizedRowsView& a, size_t row_begin, size_t row
         const hn::Repartition<int16_t, decltype(d32)> d16;
         auto lo0 = hn::Zero(d32), lo1 = hn::Zero(d32), hi0 = hn::Zero(d32), hi1 = hn::Zero(d32);
         for (size_t g = b * L.group_per_block; g < g_end; ++g) {
-          const auto bytes = hn::LoadU(d8, panel + g * 256 + v * 4 * N);
+          const auto bytes = hn::LoadU(d8, panel + g * kGemmI8GroupBytes + v * 4 * N);
           const auto x8 = hn::BitCast(d8, hn::Set(d32, static_cast<int32_t>(LoadWord(xq + 4 * g))));
           // Both halves of x8 repeat the same 4 bytes, so one promoted half serves both.
           const auto x16 = hn::PromoteTo(d16, hn::LowerHalf(dh8, x8));
@@ -536,20 +531,7 @@ HWY_INLINE void PanelI8(const QuantizedRowsView& a, size_t row_begin, size_t row
       StoreDequantized(df, f, w, col, w.n - col, c + row * ldc + col);
     }
   }
-#endif
 }
-
-HWY_INLINE const char* GemmI8PathName() {
-#if EDGEATTN_I8_SVE
-  return "sve-sdot";
-#elif EDGEATTN_I8_NEON_DOT
-  return HasNeonDot() ? "neon-sdot" : "portable-i16";
-#else
-  return "portable-i16";
-#endif
-}
-
-#endif  // EDGEATTN_I8_VNNI
 
 // Adds each outlier's float product with the dequantized weights of panel p:
 // c[row][n] += value * (w_int8[n][channel] * w_scale[n]). The weight byte sits in byte
@@ -584,51 +566,59 @@ HWY_INLINE void AddOutliers(const QuantizedRowsView& a, size_t row_begin, size_t
   }
 }
 
-HWY_INLINE void GemmI8Panels(const QuantizedRowsView& a, size_t row_begin, size_t row_end,
-                             const GemmI8WeightsView& w, size_t panel_begin, size_t panel_end,
-                             float* HWY_RESTRICT c, size_t ldc) {
+// A kernel's work over one panel (PanelVnni, PanelNeonDot, PanelSveDot, PanelI16).
+using PanelI8Fn = void(const QuantizedRowsView& a, size_t row_begin, size_t row_end,
+                       const GemmI8WeightsView& w, size_t p, float* HWY_RESTRICT c, size_t ldc);
+
+// A kernel's run function (ProjectionKernel::run): kPanel over panels [panel_begin, panel_end)
+// of the layout kView reads (gemm_i8.h: the VNNI kernel's panels carry block starts, the others'
+// do not), then the outliers' products.
+template <PanelI8Fn* kPanel, GemmI8WeightsView (*kView)(const PackedProjectionView&)>
+HWY_NOINLINE void RunI8(const ProjectionInput& a, size_t row_begin, size_t row_end,
+                        const PackedProjectionView& packed, size_t panel_begin, size_t panel_end,
+                        float* HWY_RESTRICT c, size_t ldc) {
+  const GemmI8WeightsView w = kView(packed);
   for (size_t p = panel_begin; p < panel_end; ++p) {
-    PanelI8(a, row_begin, row_end, w, p, c, ldc);
-    if (a.outlier_count != nullptr) AddOutliers(a, row_begin, row_end, w, p, c, ldc);
+    kPanel(a.qd8, row_begin, row_end, w, p, c, ldc);
+    if (a.qd8.outlier_count != nullptr) AddOutliers(a.qd8, row_begin, row_end, w, p, c, ldc);
   }
 }
 
-// The int8 kernel's view of weights packed by PackQc8PanelsWithStarts.
-HWY_INLINE GemmI8WeightsView Qc8View(const PackedProjectionView& w) {
-  const int8_t* panels = static_cast<const int8_t*>(w.packed);
-  return {panels,
-          reinterpret_cast<const int32_t*>(panels + PackedGemmI8WeightsSize(w.n, w.k)),
-          w.scales,
-          w.bias,
-          w.n,
-          w.k,
-          w.block};
-}
-
-HWY_NOINLINE void RunQc8Panels(const ProjectionInput& a, size_t row_begin, size_t row_end,
-                               const PackedProjectionView& w, size_t panel_begin,
-                               size_t panel_end, float* HWY_RESTRICT c, size_t ldc) {
-  GemmI8Panels(a.qd8, row_begin, row_end, Qc8View(w), panel_begin, panel_end, c, ldc);
-}
-
-HWY_INLINE const char* Qc8KernelName() {
-#if EDGEATTN_I8_VNNI
-  return "qd8_qc8w_vnni_4x4v";
-#elif EDGEATTN_I8_SVE
-  return "qd8_qc8w_svedot_4x4v";
-#elif EDGEATTN_I8_NEON_DOT
-  return HasNeonDot() ? "qd8_qc8w_neondot_4x4v" : "qd8_qc8w_i16";
-#else
-  return "qd8_qc8w_i16";
-#endif
-}
-
+// The int8 kernels compiled for this target, best first.
 HWY_INLINE std::vector<const ProjectionKernel*> ListI8Kernels() {
-  static const ProjectionKernel kKernel = {Qc8KernelName(),          ActivationType::kQd8,
-                                           WeightType::kQc8,         kGemmI8PanelWidth,
-                                           &Qc8PanelsWithStartsBytes, &PackQc8PanelsWithStarts,
-                                           &UnpackQc8Panels,          &RunQc8Panels};
-  return {&kKernel};
+  std::vector<const ProjectionKernel*> kernels;
+#if EDGEATTN_I8_VNNI
+  static const ProjectionKernel kVnni = {
+      "qd8_qc8w_vnni_4x4v",     ActivationType::kQd8, WeightType::kQc8,
+      &RunsWhereItsTargetRuns,  kGemmI8PanelWidth,    &Qc8PanelsWithStartsBytes,
+      &PackQc8PanelsWithStarts, &UnpackQc8Panels,     &RunI8<&PanelVnni, &Qc8PanelsWithStartsView>};
+  kernels.push_back(&kVnni);
+#endif
+#if EDGEATTN_I8_SVE
+  static const ProjectionKernel kSveDot = {
+      "qd8_qc8w_svedot_4x4v",  ActivationType::kQd8, WeightType::kQc8,
+      &RunsWhereItsTargetRuns, kGemmI8PanelWidth,    &Qc8PanelsBytes,
+      &PackQc8Panels,          &UnpackQc8Panels,     &RunI8<&PanelSveDot, &Qc8PanelsView>};
+  kernels.push_back(&kSveDot);
+#endif
+#if EDGEATTN_I8_NEON_DOT
+  static const ProjectionKernel kNeonDot = {"qd8_qc8w_neondot_3x4v",
+                                            ActivationType::kQd8,
+                                            WeightType::kQc8,
+                                            &HasNeonDot,
+                                            kGemmI8PanelWidth,
+                                            &Qc8PanelsBytes,
+                                            &PackQc8Panels,
+                                            &UnpackQc8Panels,
+                                            &RunI8<&PanelNeonDot, &Qc8PanelsView>};
+  kernels.push_back(&kNeonDot);
+#endif
+  static const ProjectionKernel kI16 = {
+      "qd8_qc8w_i16_1x1v",     ActivationType::kQd8, WeightType::kQc8,
+      &RunsWhereItsTargetRuns, kGemmI8PanelWidth,    &Qc8PanelsBytes,
+      &PackQc8Panels,          &UnpackQc8Panels,     &RunI8<&PanelI16, &Qc8PanelsView>};
+  kernels.push_back(&kI16);
+  return kernels;
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

@@ -5,76 +5,78 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "simd/gemm_i8.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
-
 #include "simd/gemm_i8-inl.h"
 
 #if HWY_ONCE
 namespace edgeattn {
 namespace simd {
 
-HWY_EXPORT(GemmI8Panels);
-HWY_EXPORT(GemmI8PathName);
 HWY_EXPORT(ListI8Kernels);
 
-size_t PackedGemmI8WeightsSize(size_t n, size_t k) {
-  return GemmI8PanelCount(n) * QuantizedRowStride(k) * kGemmI8PanelWidth;
-}
+namespace {
 
-size_t GemmI8BlockStartsSize(size_t n, size_t k, size_t block) {
+size_t GroupCount(size_t k) { return QuantizedRowStride(k) / 4; }
+
+size_t BlockStartCount(size_t n, size_t k, size_t block) {
   return GemmI8PanelCount(n) * QuantBlockCount(k, block) * kGemmI8PanelWidth;
 }
 
-void PackGemmI8Weights(const int8_t* wq, size_t n, size_t k, size_t block, int8_t* packed,
-                       int32_t* block_starts) {
-  const size_t groups = QuantizedRowStride(k) / 4;
-  const size_t blocks = QuantBlockCount(k, block);
-  memset(packed, 0, PackedGemmI8WeightsSize(n, k));
-  memset(block_starts, 0, GemmI8BlockStartsSize(n, k, block) * sizeof(int32_t));
-  for (size_t row = 0; row < n; ++row) {
-    const size_t p = row / kGemmI8PanelWidth;
-    const size_t j = row % kGemmI8PanelWidth;
-    for (size_t i = 0; i < k; ++i) {
-      const int8_t value = wq[row * k + i];
-      packed[((p * groups + i / 4) * kGemmI8PanelWidth + j) * 4 + i % 4] = value;
-      block_starts[(p * blocks + i / block) * kGemmI8PanelWidth + j] -= 128 * value;
-    }
-  }
+// Where weight (row, i) sits in the panels layout.
+size_t PanelOffset(size_t row, size_t i, size_t groups) {
+  const size_t p = row / kGemmI8PanelWidth;
+  const size_t j = row % kGemmI8PanelWidth;
+  return ((p * groups + i / 4) * kGemmI8PanelWidth + j) * 4 + i % 4;
 }
 
-void GemmI8(const QuantizedRowsView& a, size_t row_begin, size_t row_end,
-            const GemmI8WeightsView& w, size_t panel_begin, size_t panel_end, float* c,
-            size_t ldc) {
-  HWY_DYNAMIC_DISPATCH(GemmI8Panels)(a, row_begin, row_end, w, panel_begin, panel_end, c, ldc);
+}  // namespace
+
+size_t Qc8PanelsBytes(size_t n, size_t k, size_t) {
+  return GemmI8PanelCount(n) * GroupCount(k) * kGemmI8GroupBytes;
 }
 
-size_t Qc8PanelsWithStartsBytes(size_t n, size_t k, size_t block) {
-  return PackedGemmI8WeightsSize(n, k) + GemmI8BlockStartsSize(n, k, block) * sizeof(int32_t);
-}
-
-void PackQc8PanelsWithStarts(const void* w, size_t n, size_t k, size_t block, void* packed) {
+void PackQc8Panels(const void* w, size_t n, size_t k, size_t, void* packed) {
+  const int8_t* wq = static_cast<const int8_t*>(w);
   int8_t* panels = static_cast<int8_t*>(packed);
-  PackGemmI8Weights(static_cast<const int8_t*>(w), n, k, block, panels,
-                    reinterpret_cast<int32_t*>(panels + PackedGemmI8WeightsSize(n, k)));
+  const size_t groups = GroupCount(k);
+  memset(panels, 0, Qc8PanelsBytes(n, k, 0));
+  for (size_t row = 0; row < n; ++row) {
+    for (size_t i = 0; i < k; ++i) panels[PanelOffset(row, i, groups)] = wq[row * k + i];
+  }
 }
 
 void UnpackQc8Panels(const void* packed, size_t n, size_t k, size_t, void* w) {
   const int8_t* panels = static_cast<const int8_t*>(packed);
-  int8_t* out = static_cast<int8_t*>(w);
-  const size_t groups = QuantizedRowStride(k) / 4;
+  int8_t* wq = static_cast<int8_t*>(w);
+  const size_t groups = GroupCount(k);
+  for (size_t row = 0; row < n; ++row) {
+    for (size_t i = 0; i < k; ++i) wq[row * k + i] = panels[PanelOffset(row, i, groups)];
+  }
+}
+
+size_t Qc8PanelsWithStartsBytes(size_t n, size_t k, size_t block) {
+  return Qc8PanelsBytes(n, k, block) + BlockStartCount(n, k, block) * sizeof(int32_t);
+}
+
+void PackQc8PanelsWithStarts(const void* w, size_t n, size_t k, size_t block, void* packed) {
+  PackQc8Panels(w, n, k, block, packed);
+  const int8_t* wq = static_cast<const int8_t*>(w);
+  const size_t blocks = QuantBlockCount(k, block);
+  // Summed in int32 first: the int32 slots of the packed buffer need not be aligned.
+  std::vector<int32_t> starts(BlockStartCount(n, k, block), 0);
   for (size_t row = 0; row < n; ++row) {
     const size_t p = row / kGemmI8PanelWidth;
     const size_t j = row % kGemmI8PanelWidth;
     for (size_t i = 0; i < k; ++i) {
-      out[row * k + i] = panels[((p * groups + i / 4) * kGemmI8PanelWidth + j) * 4 + i % 4];
+      starts[(p * blocks + i / block) * kGemmI8PanelWidth + j] -= 128 * wq[row * k + i];
     }
   }
+  memcpy(static_cast<int8_t*>(packed) + Qc8PanelsBytes(n, k, block), starts.data(),
+         starts.size() * sizeof(int32_t));
 }
 
 std::vector<const ProjectionKernel*> I8ProjectionKernels() {
   return HWY_DYNAMIC_DISPATCH(ListI8Kernels)();
 }
-
-const char* GemmI8Path() { return HWY_DYNAMIC_DISPATCH(GemmI8PathName)(); }
 
 }  // namespace simd
 }  // namespace edgeattn

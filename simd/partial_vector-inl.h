@@ -1,7 +1,7 @@
 // Loads and stores of the first `count` lanes of a vector, touching no memory past them.
-// Highway 1.0.3 has no LoadN/StoreN, and its MaskedLoad/BlendedStore may access whole vectors:
-// past the end of a buffer, or over columns another thread is writing. Kernels use these for
-// row tails, which are short and rare, through a small aligned buffer.
+// Highway 1.1+ has LoadNOr/StoreN for this. 1.0.3 has neither, and its MaskedLoad/BlendedStore
+// may access whole vectors: past the end of a buffer, or over columns another thread is writing;
+// there the tails (short and rare) go through a small aligned buffer.
 
 #if defined(EDGEATTN_SIMD_PARTIAL_VECTOR_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EDGEATTN_SIMD_PARTIAL_VECTOR_INL_H_
@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "hwy/highway.h"
+#include "simd/highway_compat.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace edgeattn {
@@ -26,10 +27,14 @@ template <class D>
 HWY_INLINE hn::VFromD<D> LoadPartial(D d, const hn::TFromD<D>* HWY_RESTRICT p, size_t count,
                                      hn::TFromD<D> fill = hn::TFromD<D>()) {
   if (count >= hn::Lanes(d)) return hn::LoadU(d, p);
+#if EDGEATTN_HWY_HAS_LOAD_STORE_N
+  return hn::LoadNOr(hn::Set(d, fill), d, p, count);
+#else
   HWY_ALIGN hn::TFromD<D> buf[hn::MaxLanes(D())];
   hn::Store(hn::Set(d, fill), d, buf);
   if (count > 0) memcpy(buf, p, count * sizeof(hn::TFromD<D>));
   return hn::Load(d, buf);
+#endif
 }
 
 // Writes the first min(count, Lanes(d)) lanes of v to p.
@@ -39,9 +44,13 @@ HWY_INLINE void StorePartial(D d, hn::VFromD<D> v, hn::TFromD<D>* HWY_RESTRICT p
     hn::StoreU(v, d, p);
     return;
   }
+#if EDGEATTN_HWY_HAS_LOAD_STORE_N
+  hn::StoreN(v, d, p, count);
+#else
   HWY_ALIGN hn::TFromD<D> buf[hn::MaxLanes(D())];
   hn::Store(v, d, buf);
   if (count > 0) memcpy(p, buf, count * sizeof(hn::TFromD<D>));
+#endif
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

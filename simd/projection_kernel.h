@@ -9,7 +9,8 @@
 //   f32_6x4v             fp32 x fp32, 6 rows x 4 vectors of accumulators
 //   qd8_qc8w_vnni_4x4v   int8 activations quantized per row and block at run time (qd8) x int8
 //                        weights with one scale per output channel (qc8w), AVX512-VNNI, 4 x 4
-//   qd8_qc8w_i16         the same types, portable Highway code (int16 products)
+//   qd8_qc8w_i16_1x1v    the same types, portable Highway code (int16 products), 1 x 1
+// docs/int8.md lists the int8 kernels with their predicates and layouts.
 #ifndef EDGEATTN_SIMD_PROJECTION_KERNEL_H_
 #define EDGEATTN_SIMD_PROJECTION_KERNEL_H_
 
@@ -54,6 +55,9 @@ struct ProjectionKernel {
   const char* name;
   ActivationType activations;
   WeightType weights;
+  // Whether this CPU runs the kernel. Asked only of the dispatched Highway target's kernels, so
+  // it checks the features that target does not imply (e.g. NEON's optional dot product).
+  bool (*cpu_runs)();
   // Output features per panel: the unit in which work is split between threads.
   size_t panel_width;
   // Bytes of packed weights for n x k (block: values per activation scale, kQd8 only).
@@ -70,8 +74,11 @@ struct ProjectionKernel {
               size_t ldc);
 };
 
+// For cpu_runs: kernels that need nothing beyond their Highway target.
+inline bool RunsWhereItsTargetRuns() { return true; }
+
 // The kernels for weights of `type` that this CPU runs, best first: those of the Highway target
-// that dynamic dispatch chose, whose CPU features are present.
+// that dynamic dispatch chose whose cpu_runs() holds.
 std::vector<const ProjectionKernel*> ProjectionKernels(WeightType type);
 
 // The kernel of that name among ProjectionKernels(type), or null.

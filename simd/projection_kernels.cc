@@ -1,6 +1,8 @@
 // The registry of projection kernels: each weight type's kernels come from its kernel family.
 #include <string.h>
 
+#include <algorithm>
+
 #include "simd/gemm_f32.h"
 #include "simd/gemm_i8.h"
 #include "simd/projection_kernel.h"
@@ -11,7 +13,12 @@ namespace simd {
 
 std::vector<const ProjectionKernel*> ProjectionKernels(WeightType type) {
   InitDispatch();
-  return type == WeightType::kQc8 ? I8ProjectionKernels() : F32ProjectionKernels();
+  std::vector<const ProjectionKernel*> kernels =
+      type == WeightType::kQc8 ? I8ProjectionKernels() : F32ProjectionKernels();
+  kernels.erase(std::remove_if(kernels.begin(), kernels.end(),
+                               [](const ProjectionKernel* kernel) { return !kernel->cpu_runs(); }),
+                kernels.end());
+  return kernels;
 }
 
 const ProjectionKernel* FindProjectionKernel(WeightType type, const char* name) {

@@ -16,6 +16,7 @@
 
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
+#include "simd/highway_compat.h"
 #include "simd/partial_vector-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -71,7 +72,7 @@ HWY_INLINE float ExpShiftSumF32(float* HWY_RESTRICT x, size_t n, float scale, fl
   auto sum = hn::Zero(d);
   ForEachVector<true>(x, n, -std::numeric_limits<float>::infinity(), [&](auto v) HWY_ATTR {
     auto arg = hn::MulSub(v, vscale, vshift);
-#if HWY_TARGET == HWY_EMU128 || HWY_TARGET == HWY_SCALAR
+#if EDGEATTN_TARGET_IS_EMULATED
     // Masked scores are -inf. Exp returns 0 below -104, but on the emulated targets its
     // float-to-int step turns -inf into NaN first: clamp to just below that threshold.
     arg = hn::Max(arg, hn::Set(d, -105.0f));

@@ -7,6 +7,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
 #include "hwy/highway.h"
+#include "simd/highway_compat.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace edgeattn {
@@ -37,6 +38,8 @@ std::vector<std::string> TargetNames(int64_t bits) {
   return names;
 }
 }  // namespace
+
+std::string HighwayVersion() { return EDGEATTN_HWY_VERSION_STRING; }
 
 std::vector<std::string> CompiledTargets() { return TargetNames(HWY_TARGETS); }
 

@@ -13,6 +13,8 @@ namespace simd {
 // library calls this before its first dispatched call.
 void InitDispatch();
 
+// The Highway release the kernels were compiled against, e.g. "1.4.0".
+std::string HighwayVersion();
 // Names of the targets compiled into the kernels, best first (e.g. AVX3_DL, AVX3, AVX2, SSE4).
 std::vector<std::string> CompiledTargets();
 // Names of the compiled targets this CPU can run, best first.

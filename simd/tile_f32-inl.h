@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "hwy/highway.h"
+#include "simd/highway_compat.h"
 #include "simd/partial_vector-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -55,7 +56,7 @@ struct TileShape {
 HWY_INLINE TileShape MaxTileShape() {
 #if HWY_TARGET == HWY_SCALAR
   return {4, 4};
-#elif HWY_ARCH_X86 && HWY_TARGET > HWY_AVX3
+#elif HWY_ARCH_X86 && !EDGEATTN_TARGET_HAS_AVX512
   // 16 registers: 6 x 2 = 12 accumulators + 2 B vectors + 1 broadcast.
   return {6, 2};
 #else
@@ -68,7 +69,7 @@ HWY_INLINE TileShape MaxTileShape() {
 
 // NEON (aarch64) orders the tile's k-step row by row; see TileF32. The barrier is an empty
 // volatile asm, which g++'s instruction scheduler moves nothing across.
-#if HWY_ARCH_ARM_A64 && HWY_TARGET == HWY_NEON && HWY_COMPILER_GCC  // GCC-style asm
+#if EDGEATTN_TARGET_IS_NEON && HWY_COMPILER_GCC  // GCC-style asm
 #define EDGEATTN_TILE_ROW_PIPELINE 1
 #define EDGEATTN_TILE_ORDER() asm volatile("")
 #else

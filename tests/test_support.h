@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <random>
 #include <vector>
 
 #include "runtime/error_metrics.h"
@@ -16,11 +15,35 @@ namespace testing_support {
 // Unit roundoff of float32.
 inline constexpr double kFloatEps = 1.0 / (1 << 24);
 
+// Seeded random numbers that are the same with every standard library: the std:: distributions
+// are implementation-defined, so libstdc++ and libc++ (Android, Apple) would draw different test
+// data from one seed. SplitMix64, and Box-Muller for normal deviates.
+class TestRandom {
+ public:
+  explicit TestRandom(std::uint64_t seed) : state_(seed) {}
+
+  std::uint64_t Next() {
+    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  // Uniform in (0, 1], from the top 53 bits.
+  double Uniform() { return static_cast<double>((Next() >> 11) + 1) * 0x1.0p-53; }
+  // Standard normal.
+  double Normal() {
+    const double radius = std::sqrt(-2.0 * std::log(Uniform()));
+    return radius * std::cos(6.283185307179586 * Uniform());
+  }
+
+ private:
+  std::uint64_t state_;
+};
+
 inline std::vector<float> RandomNormal(std::size_t n, std::uint32_t seed, float stddev = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, stddev);
+  TestRandom rng(seed);
   std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
+  for (float& x : v) x = static_cast<float>(rng.Normal() * stddev);
   return v;
 }
 

@@ -2,8 +2,9 @@
 # Installs the Debian packages edgeattn builds with, if any is missing. Idempotent and quiet
 # when everything is present; needs apt-get (Debian 12, Ubuntu 24.04 or later).
 #   tools/install_deps.sh          native build and tests
-#   tools/install_deps.sh --arm    also the aarch64 cross compiler, qemu-user, arm64 libraries and
-#                                  the LLVM tools of tools/arm_model.py
+#   tools/install_deps.sh --arm    also the aarch64 cross compilers (g++, clang-19 + lld),
+#                                  qemu-user, arm64 libraries and the LLVM tools of
+#                                  tools/arm_model.py
 #   tools/install_deps.sh --plots  also Python's matplotlib, for tools/plot_bench.py
 set -euo pipefail
 
@@ -16,6 +17,7 @@ for option in "$@"; do
       arm=1
       packages+=(g++-aarch64-linux-gnu qemu-user libhwy-dev:arm64 libtbb-dev:arm64
                  libgtest-dev:arm64 libgmock-dev:arm64)
+      packages+=(clang-19 lld-19)  # tools/test_arm.sh --clang
       packages+=(python3 llvm-14 llvm-19) ;;  # tools/arm_model.py: llvm-mca, llvm-objdump
     --plots) packages+=(python3-matplotlib) ;;
     *) echo "install_deps.sh: unknown option '$option' (expected --arm or --plots)" >&2; exit 1 ;;

@@ -5,7 +5,14 @@
 #   not instrumented for TSan, so oneTBB-backed tests are left out of that run);
 # - the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer (clang), and each
 #   libFuzzer target for EDGEATTN_FUZZ_SECONDS;
+# - the packaging builds: without oneTBB (the whole suite), shared with and without oneTBB
+#   (the public-API tests), each installed and used by C and C++ consumers, exports checked;
+# - the kernel and runtime tests against Highway 1.4.0 built from source (preset hwy14; the rest
+#   of the suite exercises no Highway code the 1.0.3 run does not);
 # - an aarch64 cross build and the suite under qemu on six ARM CPU models;
+# - a clang-19 aarch64 cross build against Highway 1.4.0 (run-time dispatch checked on every
+#   model) and its kernel tests on three models (tools/test_arm.sh --clang);
+# - a report: the aarch64 sizes of each EDGEATTN_TARGETS choice;
 # - a report, not a pass/fail check: llvm-mca's model of the ARM kernels' loops per core.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,9 +24,16 @@ stage() {  # name, command...: runs it and says how long it took
 }
 stage deps tools/install_deps.sh
 stage test bash -c 'cmake --preset test && cmake --build --preset test && ctest --preset test'
+stage packaging tools/test_packaging.sh
+stage hwy14 bash -c 'cmake --preset hwy14 -DFETCHCONTENT_SOURCE_DIR_HIGHWAY="$(tools/highway_source.sh)" \
+                       >/dev/null &&
+                     cmake --build --preset hwy14 --target simd_test runtime_test &&
+                     ctest --preset hwy14 -L "^(simd_test|runtime_test)$"'
 stage tsan bash -c 'cmake --preset tsan >/dev/null && cmake --build --preset tsan &&
                     ctest --preset tsan'
 stage sanitize bash -c 'cmake --preset sanitize >/dev/null && cmake --build --preset sanitize &&
                         ctest --preset sanitize'
 stage aarch64 tools/test_arm.sh
+stage sizes tools/binary_sizes.sh
+stage aarch64-clang tools/test_arm.sh --clang
 stage arm-model tools/arm_model.py

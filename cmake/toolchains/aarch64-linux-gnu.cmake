@@ -8,6 +8,9 @@ set(CMAKE_CXX_COMPILER aarch64-linux-gnu-g++)
 set(CMAKE_LIBRARY_ARCHITECTURE aarch64-linux-gnu)
 set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 # ctest (and gtest_discover_tests) run the test binaries through user-mode qemu; QEMU_CPU
-# picks the emulated core. Do not pass -L /usr/aarch64-linux-gnu: oneTBB programs then hang at
-# exit.
+# picks the emulated core. Do not pass -L /usr/aarch64-linux-gnu (or set QEMU_LD_PREFIX to it):
+# the loader there (Debian's libc6-arm64-cross) then loads the libc of libc6:arm64 from
+# /lib/aarch64-linux-gnu, a different glibc build, and any program that starts a thread hangs
+# (with more than one thread, so the suite and every multithreaded Context); without -L qemu
+# runs libc6:arm64's own loader.
 set(CMAKE_CROSSCOMPILING_EMULATOR /usr/bin/qemu-aarch64)

@@ -13,7 +13,7 @@
 
 namespace edgeattn {
 
-struct EDGEATTN_API AttentionLayerInfo {
+struct AttentionLayerInfo {
   std::string prefix;       // LoadOptions::prefix (edgeattn run --prefix) for this layer
   std::string family;       // "torch", "bert", "whisper", "llama" or "edgeattn-int8"
   std::string description;  // the models that name their tensors this way

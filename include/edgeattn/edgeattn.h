@@ -8,9 +8,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "edgeattn/build_config.h"
 #include "edgeattn/version.h"
 
-#if defined(__GNUC__) || defined(__clang__)
+/* Exported from a shared libedgeattn only (see edgeattn/export.hpp). */
+#if EDGEATTN_SHARED_LIBRARY && (defined(__GNUC__) || defined(__clang__))
 #define EDGEATTN_C_API __attribute__((visibility("default")))
 #else
 #define EDGEATTN_C_API
@@ -180,6 +182,34 @@ EDGEATTN_C_API const char* edgeattn_operator_attention_kernel(const edgeattn_ope
 /* threads = 0: one per hardware thread. One context per calling thread. */
 EDGEATTN_C_API edgeattn_status edgeattn_context_create(size_t threads, edgeattn_context** out);
 EDGEATTN_C_API void edgeattn_context_destroy(edgeattn_context* context);
+
+/* ---- The caller's thread pool ----
+ * A context can run its calls on a pool the app already has (a JNI or Swift app's own
+ * threads), as XNNPACK's pthreadpool does. Each parallel phase of a call makes one run():
+ *   run(user, items, item, item_context) must call item(item_context, i) exactly once for
+ *   every i in [0, items) and return only after all those calls have returned. The calls may
+ *   run concurrently on any threads (the calling thread included), in any order; items never
+ *   block on each other, so a pool of any size, even one that runs them one by one on the
+ *   calling thread, completes. items is the pool's workers.
+ * What the library checks, at no cost to a correct pool: an item index out of range or run a
+ * second time is not run again, and an item not run by the time run() returns, makes the call
+ * fail with EDGEATTN_ERROR_INVALID_ARGUMENT naming edgeattn_thread_pool.run (its outputs, and a
+ * KV cache it appended to, are then unspecified). An item run after run() has returned cannot
+ * be detected: that is undefined behaviour. */
+typedef void (*edgeattn_pool_item)(void* item_context, size_t item);
+typedef struct edgeattn_thread_pool {
+  size_t workers; /* items per phase the pool runs in parallel, in [1, 256] */
+  void (*run)(void* user, size_t items, edgeattn_pool_item item, void* item_context);
+  void* user; /* passed to run; must stay valid while the context exists */
+} edgeattn_thread_pool;
+
+/* A context whose calls run on the caller's pool; *pool is copied. */
+EDGEATTN_C_API edgeattn_status edgeattn_context_create_with_pool(const edgeattn_thread_pool* pool,
+                                                                 edgeattn_context** out);
+/* The context's worker count, and what runs them: "oneTBB", "std::thread" or "caller's";
+ * 0 and "" for NULL. */
+EDGEATTN_C_API size_t edgeattn_context_threads(const edgeattn_context* context);
+EDGEATTN_C_API const char* edgeattn_context_pool_kind(const edgeattn_context* context);
 
 /* query [batch, query_length, d_model]; key and value [batch, key_length, d_model], or both
  * NULL for self-attention (key_length is then ignored); out [batch, query_length, d_model]. */

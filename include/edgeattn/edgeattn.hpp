@@ -311,7 +311,7 @@ class EDGEATTN_API CrossAttentionMemory {
 class EDGEATTN_API Context {
  public:
   // threads = 0: one per hardware thread, else at most kMaxThreads (edgeattn::Error beyond).
-  // Runs on a oneTBB arena of that size.
+  // Runs on a oneTBB arena of that size (builds without oneTBB: MakeThreadPoolExecutor's pool).
   explicit Context(std::size_t threads = 0);
   // Runs on an executor the application owns (1 to kMaxThreads workers); it must outlive the
   // context. The executor may be shared with the application's own work; a call made from
@@ -323,6 +323,8 @@ class EDGEATTN_API Context {
   Context& operator=(const Context&) = delete;
 
   std::size_t threads() const;
+  // The executor calls run on (its kind() and spins() say which pool and how it waits).
+  const Executor& executor() const;
   // Scratch memory held for forward calls: grows to the largest call seen, then stays.
   std::size_t workspace_bytes() const;
 

@@ -9,6 +9,7 @@
 #include <memory>
 #include <type_traits>
 
+#include "edgeattn/build_config.h"
 #include "edgeattn/export.hpp"
 
 namespace edgeattn {
@@ -41,6 +42,12 @@ class EDGEATTN_API Executor {
   // Calls fn(w) exactly once for each w in [0, workers()), possibly concurrently, and returns
   // when all calls have returned. fn never throws.
   virtual void RunWorkers(WorkerFn fn) = 0;
+  // What runs the workers, for diagnostics (`edgeattn info`): "oneTBB", "std::thread",
+  // "serial", "caller's" (the C API's edgeattn_thread_pool) or, by default, "application".
+  virtual const char* kind() const { return "application"; }
+  // Whether an idle worker busy-waits a little for the next phase before it sleeps: faster
+  // back-to-back phases for a little CPU time (battery) after each call.
+  virtual bool spins() const { return false; }
 };
 
 // Runs every worker on the calling thread, one after another.
@@ -51,24 +58,30 @@ class SerialExecutor final : public Executor {
   void RunWorkers(WorkerFn fn) override {
     for (std::size_t w = 0; w < workers_; ++w) fn(w);
   }
+  const char* kind() const override { return "serial"; }
 
  private:
   std::size_t workers_;
 };
 
+#if EDGEATTN_WITH_TBB
 // A oneTBB task_arena with `threads` slots (0: one per hardware thread; at most kMaxThreads).
-// The calling thread
-// joins the work as worker 0; oneTBB starts its worker threads on first use and puts them to
-// sleep when the arena has no work.
+// The calling thread joins the work as worker 0; oneTBB starts its worker threads on first use
+// and puts them to sleep (after a short spin of its own) when the arena has no work. Only in
+// builds with oneTBB (CMake option EDGEATTN_WITH_TBB, the default).
 EDGEATTN_API std::unique_ptr<Executor> MakeTbbExecutor(std::size_t threads);
+#endif
 
 // A plain pool of threads - 1 std::threads plus the calling thread (0: one per hardware
 // thread; at most kMaxThreads), started here and joined by the destructor. If a thread cannot
-// be started, the ones already started are stopped and joined and edgeattn::Error is thrown. Between phases a worker spins for at
-// most 50 microseconds, then blocks on a condition variable, so an idle pool uses no CPU.
-// Calls to RunWorkers from several threads are serialised. Use it to run under
-// ThreadSanitizer (Debian's oneTBB is not instrumented) or where oneTBB is unwanted.
-EDGEATTN_API std::unique_ptr<Executor> MakeThreadPoolExecutor(std::size_t threads);
+// be started, the ones already started are stopped and joined and edgeattn::Error is thrown.
+// With `spin`, between phases a worker spins for at most 50 microseconds before it blocks on a
+// condition variable; without, it blocks at once (slower phase changes, no busy CPU time).
+// Either way an idle pool uses no CPU. Calls to RunWorkers from several threads are
+// serialised. The default executor of a Context in builds without oneTBB; use it too under
+// ThreadSanitizer (Debian's oneTBB is not instrumented) or wherever oneTBB is unwanted.
+EDGEATTN_API std::unique_ptr<Executor> MakeThreadPoolExecutor(std::size_t threads,
+                                                              bool spin = true);
 
 }  // namespace edgeattn
 

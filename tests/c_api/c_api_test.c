@@ -349,6 +349,13 @@ int main(void) {
     check_error(edgeattn_operator_create(&named, &weights, &bad), "NUL-terminated",
                 "unterminated kernel name");
     check(strcmp(edgeattn_operator_projection_kernel(NULL), "") == 0, "kernel of NULL");
+    /* The portable int8 kernel runs on every CPU, so it can always be forced. */
+    named.precision = EDGEATTN_INT8;
+    named.projection_kernel = "qd8_qc8w_i16_1x1v";
+    check(edgeattn_operator_create(&named, &weights, &forced) == EDGEATTN_OK, "forced int8");
+    check(strcmp(edgeattn_operator_projection_kernel(forced), "qd8_qc8w_i16_1x1v") == 0,
+          "forced int8 kernel name");
+    edgeattn_operator_destroy(forced);
   }
   {
     /* The attention step's maths. Score scale 1 and a sink of logit 0: row 0 scores (1, 0, and

@@ -1,5 +1,8 @@
-# Installs the edgeattn build tree BUILD_DIR into WORK_DIR/prefix, builds tests/consumer against
-# the installed CMake package (and, natively, against the pkg-config file), and runs it.
+# Installs the edgeattn build tree BUILD_DIR into WORK_DIR/prefix and, against what it installed,
+# builds and runs: the C++ consumer (tests/consumer) and the C-only one (tests/consumer/c) with
+# the CMake package; natively also both with the pkg-config file (--static for a static
+# library), and the exported symbols of the shared library or of a JNI-style shared library
+# linking the static one (tools/check_exports.sh).
 # Optional: TOOLCHAIN_FILE for a cross build, EMULATOR to run the result.
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE out)
@@ -9,27 +12,67 @@ function(run)
   endif()
 endfunction()
 
+set(source ${CMAKE_CURRENT_LIST_DIR})
+set(prefix ${WORK_DIR}/prefix)
 file(REMOVE_RECURSE ${WORK_DIR})
-run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix)
-set(configure_args -S ${CMAKE_CURRENT_LIST_DIR} -B ${WORK_DIR}/build
-    -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release)
-if(TOOLCHAIN_FILE)
-  list(APPEND configure_args -DCMAKE_TOOLCHAIN_FILE=${TOOLCHAIN_FILE})
-endif()
-run(${CMAKE_COMMAND} ${configure_args})
-run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
-run(${EMULATOR} ${WORK_DIR}/build/consumer)
-if(NOT TOOLCHAIN_FILE)
-  find_program(PKG_CONFIG pkg-config)
-  if(PKG_CONFIG)
-    set(ENV{PKG_CONFIG_PATH} ${WORK_DIR}/prefix/lib/pkgconfig)
-    execute_process(COMMAND ${PKG_CONFIG} --cflags --libs --static edgeattn
-                    OUTPUT_VARIABLE flags OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE result)
-    if(NOT result EQUAL 0)
-      message(FATAL_ERROR "pkg-config cannot resolve edgeattn")
+run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
+file(GLOB shared_library ${prefix}/lib/libedgeattn.so)
+
+# Built without oneTBB: nothing installed may ask for it.
+if(DEFINED WITH_TBB AND NOT WITH_TBB)
+  file(GLOB_RECURSE package_files ${prefix}/lib/cmake/*.cmake ${prefix}/lib/pkgconfig/*.pc)
+  foreach(file ${package_files})
+    file(STRINGS ${file} tbb_lines REGEX "[Tt][Bb][Bb]")
+    if(tbb_lines)
+      message(FATAL_ERROR "built without oneTBB, but ${file} names it: ${tbb_lines}")
     endif()
-    separate_arguments(flags UNIX_COMMAND "${flags}")
-    run(c++ -std=c++17 ${CMAKE_CURRENT_LIST_DIR}/main.cc -o ${WORK_DIR}/consumer_pc ${flags})
-    run(${WORK_DIR}/consumer_pc)
+  endforeach()
+endif()
+
+foreach(project cxx c)
+  set(project_source ${source})
+  set(program consumer)
+  if(project STREQUAL "c")
+    set(project_source ${source}/c)
+    set(program consumer_c)
   endif()
+  set(configure_args -S ${project_source} -B ${WORK_DIR}/build-${project}
+      -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release)
+  if(TOOLCHAIN_FILE)
+    list(APPEND configure_args -DCMAKE_TOOLCHAIN_FILE=${TOOLCHAIN_FILE})
+  endif()
+  run(${CMAKE_COMMAND} ${configure_args})
+  run(${CMAKE_COMMAND} --build ${WORK_DIR}/build-${project})
+  run(${EMULATOR} ${WORK_DIR}/build-${project}/${program})
+endforeach()
+
+if(TOOLCHAIN_FILE)
+  return()
+endif()
+find_program(PKG_CONFIG pkg-config REQUIRED)
+set(ENV{PKG_CONFIG_PATH} ${prefix}/lib/pkgconfig)
+set(pc_args --cflags --libs edgeattn)
+if(shared_library)
+  set(rpath -Wl,-rpath,${prefix}/lib)
+else()
+  list(APPEND pc_args --static)
+endif()
+execute_process(COMMAND ${PKG_CONFIG} ${pc_args} OUTPUT_VARIABLE flags
+                OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE result)
+if(NOT result EQUAL 0)
+  message(FATAL_ERROR "pkg-config cannot resolve edgeattn")
+endif()
+message("pkg-config ${pc_args}: ${flags}")
+separate_arguments(flags UNIX_COMMAND "${flags}")
+run(c++ -std=c++17 ${source}/main.cc -o ${WORK_DIR}/consumer_pc ${flags} ${rpath})
+run(${WORK_DIR}/consumer_pc)
+run(cc -std=c99 ${source}/main.c -o ${WORK_DIR}/consumer_c_pc ${flags} ${rpath} -lm)
+run(${WORK_DIR}/consumer_c_pc)
+
+set(check_exports ${source}/../../tools/check_exports.sh)
+if(shared_library)
+  run(${check_exports} ${shared_library} ${source}/../../tools/exports/libedgeattn.txt)
+else()
+  run(${check_exports} ${WORK_DIR}/build-c/libjni_style.so
+      ${source}/../../tools/exports/jni_style.txt)
 endif()

@@ -46,7 +46,7 @@ TEST(SchedulerTest, ContractShapesBitIdenticalForAnyThreadCount) {
       Context context(threads);
       EXPECT_EQ(0, std::memcmp(RunShape(mha, s, x, context).data(), expected.data(),
                                expected.size() * sizeof(float)))
-          << threads << " oneTBB threads";
+          << threads << " threads on the default executor (" << context.executor().kind() << ")";
     }
     const auto pool = MakeThreadPoolExecutor(3);
     Context pooled(*pool);
@@ -73,8 +73,11 @@ TEST(ThreadPoolTest, RunsEveryWorkerOnceAndMatchesSerial) {
 
 TEST(SchedulerTest, ExecutorsRunEveryWorkerOnce) {
   std::vector<std::unique_ptr<Executor>> executors;
+#if EDGEATTN_WITH_TBB
   executors.push_back(MakeTbbExecutor(3));
+#endif
   executors.push_back(MakeThreadPoolExecutor(4));
+  executors.push_back(MakeThreadPoolExecutor(3, /*spin=*/false));
   executors.push_back(std::make_unique<SerialExecutor>(5));
   for (const auto& executor : executors) {
     for (int round = 0; round < 50; ++round) {
@@ -83,8 +86,34 @@ TEST(SchedulerTest, ExecutorsRunEveryWorkerOnce) {
       for (const auto& c : calls) ASSERT_EQ(c.load(), 1);
     }
   }
+#if EDGEATTN_WITH_TBB
   EXPECT_GE(MakeTbbExecutor(0)->workers(), 1u);
+#endif
   EXPECT_GE(MakeThreadPoolExecutor(0)->workers(), 1u);
+}
+
+// The default executor is oneTBB's where it is built in, else the std::thread pool; `edgeattn
+// info` reports kind() and spins().
+TEST(SchedulerTest, DefaultExecutorFollowsTheBuild) {
+  const Context context(2);
+  EXPECT_STREQ(context.executor().kind(), EDGEATTN_WITH_TBB ? "oneTBB" : "std::thread");
+  EXPECT_TRUE(context.executor().spins());
+  EXPECT_EQ(context.executor().workers(), 2u);
+  EXPECT_FALSE(MakeThreadPoolExecutor(2, /*spin=*/false)->spins());
+  EXPECT_STREQ(SerialExecutor(2).kind(), "serial");
+}
+
+TEST(ThreadPoolTest, WithoutSpinningMatchesSerial) {
+  const ShapeSpec& s = ContractShapes()[0];
+  const RandomModel model(s.d_model, s.heads);
+  const MultiheadAttention mha(model.config, model.view());
+  const std::vector<float> x = RandomActivations(s.seq * s.d_model);
+  const auto pool = MakeThreadPoolExecutor(3, /*spin=*/false);
+  SerialExecutor serial(3);
+  Context serial_context(serial), pooled(*pool);
+  for (int round = 0; round < 5; ++round) {
+    EXPECT_EQ(RunShape(mha, s, x, pooled), RunShape(mha, s, x, serial_context));
+  }
 }
 
 // 8 application threads share one operator, each calling forward with its own context from
@@ -270,9 +299,11 @@ TEST(ThreadPoolTest, CallFromInsideItsOwnPoolCompletes) {
   ExpectCallsFromInsideComplete(*MakeThreadPoolExecutor(2));
 }
 
+#if EDGEATTN_WITH_TBB
 TEST(SchedulerTest, CallFromInsideItsOwnTbbArenaCompletes) {
   ExpectCallsFromInsideComplete(*MakeTbbExecutor(2));
 }
+#endif
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define EDGEATTN_SANITIZED 1
@@ -329,17 +360,18 @@ TEST(SchedulerTest, QuietWhenIdle) {
   const RandomModel model(s.d_model, s.heads);
   const MultiheadAttention mha(model.config, model.view());
   const std::vector<float> x = RandomActivations(s.seq * s.d_model);
-  Context tbb(2);
+  Context default_context(2);
   const auto pool = MakeThreadPoolExecutor(2);
-  Context pooled(*pool);
-  for (Context* context : {&tbb, &pooled}) {
+  const auto sleepy_pool = MakeThreadPoolExecutor(2, /*spin=*/false);
+  Context pooled(*pool), sleepy(*sleepy_pool);
+  for (Context* context : {&default_context, &pooled, &sleepy}) {
     for (int i = 0; i < 20; ++i) RunShape(mha, s, x, *context);
     const double before = ProcessCpuSeconds();
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     const double idle_cpu_ms = (ProcessCpuSeconds() - before) * 1e3;
     RecordProperty("idle_cpu_ms", std::to_string(idle_cpu_ms));
-    std::printf("CPU time over 200 ms idle after forward (%zu threads): %.2f ms\n",
-                context->threads(), idle_cpu_ms);
+    std::printf("CPU time over 200 ms idle after forward (%zu threads, %s): %.2f ms\n",
+                context->threads(), context->executor().kind(), idle_cpu_ms);
     // A spinning worker would burn ~200 ms; a sleeping pool a fraction of a millisecond.
     EXPECT_LT(idle_cpu_ms, 20.0);
   }

@@ -115,7 +115,9 @@ TEST(ValidationTest, ThreadCounts) {
               {"Context: threads", "got 18446744073709551615"});
   ExpectError([&] { MakeThreadPoolExecutor(std::size_t{1} << 32); },
               {"MakeThreadPoolExecutor: threads", "got 4294967296"});
+#if EDGEATTN_WITH_TBB
   ExpectError([&] { MakeTbbExecutor(100000); }, {"MakeTbbExecutor: threads", "got 100000"});
+#endif
   SerialExecutor many(kMaxThreads + 1);
   ExpectError([&] { Context ctx(many); }, {"executor.workers()", "got 257"});
   EXPECT_EQ(Context(kMaxThreads).threads(), kMaxThreads);

@@ -1,21 +1,30 @@
-// Activation quantization and the int8 GEMM on every compiled target, bit-exact against scalar
-// versions (int32 block sums are exact, and the float steps are the same fused operations).
+// Activation quantization, and every int8 projection kernel the CPU runs on every compiled
+// Highway target, forced one by one, against a scalar model of the arithmetic they all perform:
+// int32 block sums are exact and the float steps are the same fused operations, so the results
+// must match bit for bit.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "tests/simd/gemm_i8_test.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
-
 #include "hwy/highway.h"
 #include "hwy/tests/hwy_gtest.h"
-#include "simd/gemm_i8.h"
+#include "simd/projection_kernel.h"
 #include "simd/quantize.h"
 #include "simd/targets.h"
+#include "tests/simd/packed_weights.h"
 #include "tests/test_support.h"
+
+#if HWY_ARCH_ARM_A64 && defined(__linux__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
 
 HWY_BEFORE_NAMESPACE();
 namespace edgeattn {
@@ -23,6 +32,8 @@ namespace HWY_NAMESPACE {
 namespace {
 
 using testing_support::RandomNormal;
+
+constexpr float kSentinel = -7.0f;
 
 // The float steps as the target performs them: fused where it has FMA (HWY_NATIVE_FMA),
 // otherwise a rounded product then a rounded sum.
@@ -83,74 +94,197 @@ void TestQuantizeMatchesScalar() {
   EXPECT_TRUE(std::isnan(scales[1]));
 }
 
-struct I8Case {
-  size_t m, n, k, block;
+// Quantized activation rows as QuantizeRowsI8 leaves them, with their outliers.
+struct Qd8Rows {
+  size_t m, k, block;
+  std::vector<int8_t> q;  // rows QuantizedRowStride(k) apart, zeros past k
+  std::vector<float> scales;
+  std::vector<uint32_t> count, channel;  // empty: no outliers
+  std::vector<float> value;
+
+  Qd8Rows(size_t m_in, size_t k_in, size_t block_in) : m(m_in), k(k_in), block(block_in) {
+    q.assign(m * simd::QuantizedRowStride(k), 0);
+    scales.assign(m * simd::QuantBlockCount(k, block), 0.0f);
+  }
+  // Row values from `values` (m x k), scales |N(0, 1)| / 100.
+  Qd8Rows(size_t m_in, size_t k_in, size_t block_in, const std::vector<int8_t>& values,
+          uint32_t seed)
+      : Qd8Rows(m_in, k_in, block_in) {
+    for (size_t i = 0; i < m; ++i) {
+      std::copy(values.begin() + i * k, values.begin() + (i + 1) * k,
+                q.begin() + i * simd::QuantizedRowStride(k));
+    }
+    scales = RandomNormal(scales.size(), seed);
+    for (float& s : scales) s = std::fabs(s) * 0.01f;
+  }
+
+  simd::QuantizedRowsView view() const {
+    if (count.empty()) return {q.data(), scales.data()};
+    return {q.data(), scales.data(), count.data(), channel.data(), value.data()};
+  }
 };
 
-void CheckGemm(const I8Case& t, const std::vector<int8_t>& xq, const std::vector<int8_t>& wq,
-               uint32_t seed) {
-  const size_t ldq = simd::QuantizedRowStride(t.k);
-  const size_t blocks = simd::QuantBlockCount(t.k, t.block);
-  std::vector<float> xs = RandomNormal(t.m * blocks, seed);
-  for (float& s : xs) s = std::fabs(s) * 0.01f;
-  const size_t padded = simd::GemmI8PanelCount(t.n) * simd::kGemmI8PanelWidth;
-  std::vector<float> ws(padded, 0.0f), bias(padded, 0.0f);
-  for (size_t j = 0; j < t.n; ++j) {
-    ws[j] = 0.001f * (1 + j % 7);
-    bias[j] = 0.5f - 0.01f * j;
+// Int8 weights with their per-channel scales and optional bias.
+struct Qc8Weights {
+  size_t n;
+  std::vector<int8_t> q;            // n x k
+  std::vector<float> scales, bias;  // bias empty: none
+};
+
+Qc8Weights MakeWeights(size_t n, std::vector<int8_t> q, bool with_bias) {
+  Qc8Weights w{n, std::move(q), std::vector<float>(n), {}};
+  for (size_t j = 0; j < n; ++j) w.scales[j] = 0.001f * (1 + j % 7);
+  if (with_bias) {
+    for (size_t j = 0; j < n; ++j) w.bias.push_back(0.5f - 0.01f * j);
   }
-  std::vector<int8_t> packed(simd::PackedGemmI8WeightsSize(t.n, t.k));
-  std::vector<int32_t> starts(simd::GemmI8BlockStartsSize(t.n, t.k, t.block));
-  simd::PackGemmI8Weights(wq.data(), t.n, t.k, t.block, packed.data(), starts.data());
-  const simd::GemmI8WeightsView w{packed.data(), starts.data(), ws.data(), bias.data(),
-                                  t.n,           t.k,         t.block};
-  const simd::QuantizedRowsView a{xq.data(), xs.data()};
-  const size_t ldc = t.n + 3;
-  std::vector<float> c(t.m * ldc, -7.0f);
-  simd::GemmI8(a, 0, t.m, w, 0, simd::GemmI8PanelCount(t.n), c.data(), ldc);
-  for (size_t i = 0; i < t.m; ++i) {
-    for (size_t j = 0; j < ldc; ++j) {
-      if (j >= t.n) {
-        ASSERT_EQ(c[i * ldc + j], -7.0f) << "wrote outside C";
-        continue;
-      }
-      float f = 0.0f;
-      for (size_t b = 0; b < blocks; ++b) {
-        int32_t acc = 0;
-        for (size_t x = b * t.block; x < std::min(t.k, (b + 1) * t.block); ++x) {
-          acc += int32_t{xq[i * ldq + x]} * wq[j * t.k + x];
-        }
-        f = MulAddAsTarget(static_cast<float>(acc), xs[i * blocks + b], f);
-      }
-      ASSERT_EQ(c[i * ldc + j], MulAddAsTarget(f, ws[j], bias[j]))
-          << "m=" << t.m << " n=" << t.n << " k=" << t.k << " block=" << t.block << " at " << i
-          << "," << j;
-    }
-  }
-  // Any split of rows and panels gives the same bits.
-  std::vector<float> split(t.m * ldc, -7.0f);
-  const size_t cut = t.m / 2, panels = simd::GemmI8PanelCount(t.n);
-  simd::GemmI8(a, 0, cut, w, 0, panels, split.data(), ldc);
-  for (size_t p = 0; p < panels; ++p) simd::GemmI8(a, cut, t.m, w, p, p + 1, split.data(), ldc);
-  ASSERT_EQ(0, std::memcmp(split.data(), c.data(), c.size() * sizeof(float)));
+  return w;
 }
 
-void TestGemmI8MatchesScalar() {
+// The arithmetic of every int8 kernel for c[i][j]: each block's int32 sum scaled by the row's
+// block scale into a float sum, then the channel scale and the bias, then each outlier's
+// product with the dequantized weight.
+float ScalarQc8(const Qd8Rows& a, const Qc8Weights& w, size_t i, size_t j) {
+  const size_t ldq = simd::QuantizedRowStride(a.k);
+  const size_t blocks = simd::QuantBlockCount(a.k, a.block);
+  float f = 0.0f;
+  for (size_t b = 0; b < blocks; ++b) {
+    int32_t acc = 0;
+    for (size_t x = b * a.block; x < std::min(a.k, (b + 1) * a.block); ++x) {
+      acc += int32_t{a.q[i * ldq + x]} * w.q[j * a.k + x];
+    }
+    f = MulAddAsTarget(static_cast<float>(acc), a.scales[i * blocks + b], f);
+  }
+  float c = MulAddAsTarget(f, w.scales[j], w.bias.empty() ? 0.0f : w.bias[j]);
+  for (uint32_t o = 0; !a.count.empty() && o < a.count[i]; ++o) {
+    const size_t slot = i * simd::kMaxOutliersPerRow + o;
+    const float dequantized = static_cast<float>(w.q[j * a.k + a.channel[slot]]) * w.scales[j];
+    c = MulAddAsTarget(a.value[slot], dequantized, c);
+  }
+  return c;
+}
+
+// The scalar model's C, m x n.
+std::vector<float> ScalarC(const Qd8Rows& a, const Qc8Weights& w) {
+  std::vector<float> c(a.m * w.n);
+  for (size_t i = 0; i < a.m; ++i) {
+    for (size_t j = 0; j < w.n; ++j) c[i * w.n + j] = ScalarQc8(a, w, i, j);
+  }
+  return c;
+}
+
+// Packs w with `kernel`, checks that unpacking gives it back, runs the kernel on all rows and
+// panels into C with a stride wider than n, compares with `want` (ScalarC) bit for bit, then
+// checks that a split of rows and panels (as between threads) gives the same bits.
+void CheckKernel(const simd::ProjectionKernel& kernel, const Qd8Rows& a, const Qc8Weights& w,
+                 const std::vector<float>& want) {
+  const size_t m = a.m, n = w.n, k = a.k;
+  const testing_support::PackedWeights packed(kernel, w.q.data(), n, k, a.block, w.scales, w.bias);
+  std::vector<int8_t> unpacked(n * k);
+  kernel.unpack(packed.packed.get(), n, k, a.block, unpacked.data());
+  ASSERT_EQ(unpacked, w.q) << kernel.name << ": unpack gives back what was packed";
+  simd::ProjectionInput in;
+  in.qd8 = a.view();
+  const size_t ldc = n + 3, panels = packed.panels(kernel);
+  std::vector<float> c(m * ldc, kSentinel);
+  kernel.run(in, 0, m, packed.view, 0, panels, c.data(), ldc);
+  for (size_t i = 0; i < m; ++i) {
+    for (size_t j = 0; j < ldc; ++j) {
+      ASSERT_EQ(c[i * ldc + j], j < n ? want[i * n + j] : kSentinel)
+          << kernel.name << " m=" << m << " n=" << n << " k=" << k << " block=" << a.block << " at "
+          << i << "," << j << (j >= n ? " (outside C)" : "");
+    }
+  }
+  std::vector<float> split(m * ldc, kSentinel);
+  const size_t row_cut = m / 3, panel_cut = panels / 2;
+  const size_t row_ranges[2][2] = {{0, row_cut}, {row_cut, m}};
+  for (const auto& rows : row_ranges) {
+    kernel.run(in, rows[0], rows[1], packed.view, 0, panel_cut, split.data(), ldc);
+    kernel.run(in, rows[0], rows[1], packed.view, panel_cut, panels, split.data(), ldc);
+  }
+  ASSERT_EQ(0, std::memcmp(split.data(), c.data(), c.size() * sizeof(float))) << kernel.name;
+}
+
+std::vector<const simd::ProjectionKernel*> Int8Kernels() {
+  return simd::ProjectionKernels(simd::WeightType::kQc8);
+}
+
+bool CpuHasNeonDotProduct() {
+#if defined(__ARM_FEATURE_DOTPROD)
+  return true;
+#elif HWY_ARCH_ARM_A64 && defined(__linux__)
+  return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+#else
+  return false;
+#endif
+}
+
+// The kernels this target must list on this CPU, best first, from the target's name and the
+// CPU's features: on x86 the VNNI kernel on every AVX-512 target whose CPUs have VNNI (whatever
+// Highway calls it), on ARM the SVE or (with the dot product) NEON kernel, everywhere the
+// portable one.
+std::vector<std::string> ExpectedKernels() {
+  const std::string target = hwy::TargetName(HWY_TARGET);
+  std::vector<std::string> names;
+  for (const char* vnni_target : {"AVX3_DL", "AVX3_ZEN4", "AVX3_SPR", "AVX10_2"}) {
+    if (target == vnni_target) names.push_back("qd8_qc8w_vnni_4x4v");
+  }
+  if (target.rfind("SVE", 0) == 0) names.push_back("qd8_qc8w_svedot_4x4v");
+  if (HWY_ARCH_ARM_A64 && target.rfind("NEON", 0) == 0 && CpuHasNeonDotProduct()) {
+    names.push_back("qd8_qc8w_neondot_3x4v");
+  }
+  names.push_back("qd8_qc8w_i16_1x1v");
+  return names;
+}
+
+void TestListsTheKernelsThisCpuRuns() {
   ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(HWY_TARGET));
+  std::vector<std::string> names;
+  for (const simd::ProjectionKernel* kernel : Int8Kernels()) {
+    names.push_back(kernel->name);
+    EXPECT_EQ(kernel->activations, simd::ActivationType::kQd8) << kernel->name;
+    EXPECT_EQ(kernel->weights, simd::WeightType::kQc8) << kernel->name;
+    EXPECT_TRUE(kernel->cpu_runs()) << kernel->name;
+    EXPECT_EQ(simd::FindProjectionKernel(simd::WeightType::kQc8, kernel->name), kernel);
+    EXPECT_EQ(simd::FindProjectionKernel(simd::WeightType::kF32, kernel->name), nullptr);
+    // Forcing a kernel by name runs its own code.
+    for (const simd::ProjectionKernel* other : Int8Kernels()) {
+      if (other != kernel) {
+        EXPECT_NE(other->run, kernel->run) << kernel->name;
+      }
+    }
+  }
+  EXPECT_EQ(names, ExpectedKernels()) << "on " << hwy::TargetName(HWY_TARGET);
+}
+
+// The sizes of k for a block: the odd sizes, and k below, equal to, above and multiples of the
+// block.
+std::vector<size_t> SizesK(size_t block) {
+  std::vector<size_t> sizes = {1, 3, 17, 63, 129, block + 1, block, 2 * block, 3 * block + 3};
+  if (block > 4) sizes.push_back(block - 4);
+  if (block > 1) sizes.push_back(block - 1);
+  return sizes;
+}
+
+void TestEveryKernelMatchesScalar() {
+  const std::vector<const simd::ProjectionKernel*> kernels = Int8Kernels();
+  ASSERT_FALSE(kernels.empty());
+  // m: below, at and above the tile rows (1, 3, 4); n: below, at and above the vector, tile and
+  // panel widths.
+  const size_t sizes_m[] = {1, 2, 3, 4, 5, 17, 63, 129};
+  const size_t sizes_n[] = {1, 3, 16, 17, 63, 64, 65, 129};
   uint32_t seed = 50;
-  for (size_t m : {1, 2, 3, 4, 7, 17}) {
-    for (size_t n : {1, 3, 16, 17, 64, 65, 129}) {
-      for (size_t k : {1, 3, 4, 17, 64, 129, 300}) {
-        for (size_t block : {4, 32, 64, 1024}) {
-          const I8Case t{m, n, k, block};
-          std::vector<int8_t> xq(m * simd::QuantizedRowStride(k), 0);
-          const std::vector<int8_t> values = RandomInt8(m * k, seed);
-          for (size_t i = 0; i < m; ++i) {
-            std::copy(values.begin() + i * k, values.begin() + (i + 1) * k,
-                      xq.begin() + i * simd::QuantizedRowStride(k));
+  for (size_t block : {4, 32, 64, 256}) {
+    for (size_t k : SizesK(block)) {
+      for (size_t m : sizes_m) {
+        for (size_t n : sizes_n) {
+          if (m * n * k > 150000) continue;
+          const Qd8Rows a(m, k, block, RandomInt8(m * k, seed), seed + 1);
+          const Qc8Weights w = MakeWeights(n, RandomInt8(n * k, seed + 2), (seed & 1) != 0);
+          const std::vector<float> want = ScalarC(a, w);
+          for (const simd::ProjectionKernel* kernel : kernels) {
+            CheckKernel(*kernel, a, w, want);
+            if (::testing::Test::HasFatalFailure()) return;
           }
-          CheckGemm(t, xq, RandomInt8(n * k, seed + 1), seed + 2);
-          if (::testing::Test::HasFatalFailure()) return;
           seed += 3;
         }
       }
@@ -162,15 +296,19 @@ void TestGemmI8MatchesScalar() {
 // saturate at 16 bits on the way (as vpmaddubsw would). Blocks of 252 values are the longest
 // whose sums the NEON kernel takes through the float bias (|sum| < 2^22), 256 the shortest it
 // converts.
-void TestGemmI8ExtremeValues() {
+void TestEveryKernelExtremeValues() {
   for (size_t k : {256, 1024, 4096}) {
     for (size_t block : {size_t{64}, size_t{252}, size_t{256}, k}) {
       for (int8_t wv : {int8_t{127}, int8_t{-128}}) {
         for (int8_t xv : {int8_t{127}, int8_t{-128}}) {
-          const I8Case t{5, 70, k, block};
-          std::vector<int8_t> xq(t.m * simd::QuantizedRowStride(k), xv);
-          CheckGemm(t, xq, std::vector<int8_t>(t.n * k, wv), 9);
-          if (::testing::Test::HasFatalFailure()) return;
+          const size_t m = 5, n = 70;
+          const Qd8Rows a(m, k, block, std::vector<int8_t>(m * k, xv), 9);
+          const Qc8Weights w = MakeWeights(n, std::vector<int8_t>(n * k, wv), true);
+          const std::vector<float> want = ScalarC(a, w);
+          for (const simd::ProjectionKernel* kernel : Int8Kernels()) {
+            CheckKernel(*kernel, a, w, want);
+            if (::testing::Test::HasFatalFailure()) return;
+          }
         }
       }
     }
@@ -179,51 +317,36 @@ void TestGemmI8ExtremeValues() {
 
 // Outlier channels leave the int8 row (quantized as 0, scales from the other values) and come
 // back in float: value * dequantized weight, added after the int8 result.
-void TestOutliers() {
-  const size_t k = 300, block = 64, n = 70;
-  std::vector<float> x = RandomNormal(2 * k, 5);
+void TestEveryKernelAddsOutliers() {
+  const size_t k = 300, block = 64, n = 70, m = 2;
+  std::vector<float> x = RandomNormal(m * k, 5);
   x[5] = 80.0f;
   x[77] = -120.0f;
   x[200] = 60.0f;  // row 0: three outliers; row 1: none
-  const size_t ldq = simd::QuantizedRowStride(k), blocks = simd::QuantBlockCount(k, block);
-  std::vector<int8_t> q(2 * ldq);
-  std::vector<float> scales(2 * blocks);
-  std::vector<uint32_t> count(2), channel(2 * simd::kMaxOutliersPerRow);
-  std::vector<float> value(2 * simd::kMaxOutliersPerRow);
-  simd::QuantizeRowsI8(x.data(), k, 2, k, block, q.data(), scales.data(),
-                       {count.data(), channel.data(), value.data()});
-  ASSERT_EQ(count[0], 3u);
-  ASSERT_EQ(count[1], 0u);
-  EXPECT_EQ(channel[0], 77u);  // largest first
-  EXPECT_EQ(channel[1], 5u);
-  EXPECT_EQ(channel[2], 200u);
-  EXPECT_EQ(value[0], -120.0f);
-  EXPECT_EQ(q[5], 0);
-  EXPECT_EQ(q[77], 0);
+  Qd8Rows a(m, k, block);
+  a.count.resize(m);
+  a.channel.resize(m * simd::kMaxOutliersPerRow);
+  a.value.resize(m * simd::kMaxOutliersPerRow);
+  simd::QuantizeRowsI8(x.data(), k, m, k, block, a.q.data(), a.scales.data(),
+                       {a.count.data(), a.channel.data(), a.value.data()});
+  ASSERT_EQ(a.count[0], 3u);
+  ASSERT_EQ(a.count[1], 0u);
+  EXPECT_EQ(a.channel[0], 77u);  // largest first
+  EXPECT_EQ(a.channel[1], 5u);
+  EXPECT_EQ(a.channel[2], 200u);
+  EXPECT_EQ(a.value[0], -120.0f);
+  EXPECT_EQ(a.q[5], 0);
+  EXPECT_EQ(a.q[77], 0);
   float amax0 = 0.0f;
   for (size_t i = 0; i < block; ++i) {
     if (i != 5) amax0 = std::max(amax0, std::fabs(x[i]));
   }
-  EXPECT_EQ(scales[0], amax0 / 127.0f);
-
-  const std::vector<int8_t> wq = RandomInt8(n * k, 6);
-  std::vector<int8_t> packed(simd::PackedGemmI8WeightsSize(n, k));
-  std::vector<int32_t> starts(simd::GemmI8BlockStartsSize(n, k, block));
-  simd::PackGemmI8Weights(wq.data(), n, k, block, packed.data(), starts.data());
-  std::vector<float> ws(simd::GemmI8PanelCount(n) * simd::kGemmI8PanelWidth, 0.0f);
-  for (size_t j = 0; j < n; ++j) ws[j] = 0.002f * (1 + j % 5);
-  const simd::GemmI8WeightsView w{packed.data(), starts.data(), ws.data(), nullptr, n, k, block};
-  std::vector<float> c(2 * n), plain(2 * n);
-  simd::GemmI8({q.data(), scales.data(), count.data(), channel.data(), value.data()}, 0, 2, w, 0,
-               simd::GemmI8PanelCount(n), c.data(), n);
-  simd::GemmI8({q.data(), scales.data()}, 0, 2, w, 0, simd::GemmI8PanelCount(n), plain.data(), n);
-  for (size_t j = 0; j < n; ++j) {
-    float expected = plain[j];
-    for (size_t i = 0; i < 3; ++i) {
-      expected = MulAddAsTarget(value[i], static_cast<float>(wq[j * k + channel[i]]) * ws[j], expected);
-    }
-    ASSERT_EQ(c[j], expected) << j;
-    ASSERT_EQ(c[n + j], plain[n + j]) << j;  // row 1 has no outliers
+  EXPECT_EQ(a.scales[0], amax0 / 127.0f);
+  const Qc8Weights w = MakeWeights(n, RandomInt8(n * k, 6), false);
+  const std::vector<float> want = ScalarC(a, w);
+  for (const simd::ProjectionKernel* kernel : Int8Kernels()) {
+    CheckKernel(*kernel, a, w, want);
+    if (::testing::Test::HasFatalFailure()) return;
   }
 }
 
@@ -237,16 +360,10 @@ HWY_AFTER_NAMESPACE();
 namespace edgeattn {
 HWY_BEFORE_TEST(GemmI8Test);
 HWY_EXPORT_AND_TEST_P(GemmI8Test, TestQuantizeMatchesScalar);
-HWY_EXPORT_AND_TEST_P(GemmI8Test, TestGemmI8MatchesScalar);
-HWY_EXPORT_AND_TEST_P(GemmI8Test, TestGemmI8ExtremeValues);
-HWY_EXPORT_AND_TEST_P(GemmI8Test, TestOutliers);
+HWY_EXPORT_AND_TEST_P(GemmI8Test, TestListsTheKernelsThisCpuRuns);
+HWY_EXPORT_AND_TEST_P(GemmI8Test, TestEveryKernelMatchesScalar);
+HWY_EXPORT_AND_TEST_P(GemmI8Test, TestEveryKernelExtremeValues);
+HWY_EXPORT_AND_TEST_P(GemmI8Test, TestEveryKernelAddsOutliers);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GemmI8Test);
-
-TEST(GemmI8PathTest, NamesThePath) {
-  const std::string path = simd::GemmI8Path();
-  EXPECT_TRUE(path == "avx512-vnni" || path == "sve-sdot" || path == "neon-sdot" ||
-              path == "portable-i16")
-      << path;
-}
 }  // namespace edgeattn
 #endif

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "edgeattn/cpu_dispatch.hpp"
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/npy.hpp"
 #include "tests/golden_cases.h"
@@ -401,8 +402,8 @@ TEST(CliTest, BenchJsonLines) {
     for (const char* key :
          {"peer", "shape", "mode", "threads", "median_ms", "p90_ms", "p99_ms", "stddev_ms",
           "gflops", "max_abs_err", "cosine", "version", "cpu", "time", "batch", "seq", "key_len",
-          "d_model", "heads", "kv_heads", "mask", "highway_target", "kernel", "calls",
-          "warmup", "peak_rss_bytes", "workspace_bytes", "load_average"}) {
+          "d_model", "heads", "kv_heads", "mask", "highway_version", "highway_target", "kernel",
+          "calls", "warmup", "peak_rss_bytes", "workspace_bytes", "load_average"}) {
       EXPECT_TRUE(line.contains(key)) << key;
     }
     EXPECT_EQ(line["peer"], "edgeattn");
@@ -428,6 +429,8 @@ TEST(CliTest, BenchJsonLines) {
   EXPECT_LT(lines[1]["max_abs_err"].get<double>(), 1e-4);
   EXPECT_GT(lines[1]["cosine"].get<double>(), 0.99999);
   EXPECT_FALSE(lines[1]["highway_target"].get<std::string>().empty());
+  EXPECT_EQ(lines[1]["highway_version"], HighwayVersion());
+  EXPECT_TRUE(lines[0]["highway_version"].is_null());  // the reference ran no kernel
   EXPECT_TRUE(lines[0]["kernel"].is_null());  // the reference
   EXPECT_EQ(lines[1]["kernel"], ProjectionKernels(Precision::kFp32).front());
   EXPECT_EQ(lines[3]["kernel"], ProjectionKernels(Precision::kInt8).front());
@@ -573,7 +576,9 @@ TEST(CliTest, BenchTableCsvMarkdown) {
   ASSERT_EQ(lines.size(), 5u) << r.output;  // environment, header, reference, fp32, int8
   EXPECT_EQ(lines[0].rfind(std::string("edgeattn ") + EDGEATTN_VERSION_STRING + ", CPU ", 0), 0u)
       << lines[0];
-  EXPECT_NE(lines[0].find("Highway target"), std::string::npos);
+  // "Highway 1.0.3 target AVX3_DL": the version, then the target dispatch chose.
+  EXPECT_NE(lines[0].find("Highway " + HighwayVersion() + " target "), std::string::npos)
+      << lines[0];
   for (const char* column : {"shape", "B", "Lk", "d/h/kv", "mask", "p50 ms", "p90 ms", "p99 ms",
                              "sd ms", "max abs err", "cosine", "peak MiB", "load", "kernels"}) {
     EXPECT_NE(lines[1].find(column), std::string::npos) << column;
@@ -692,8 +697,24 @@ TEST(CliTest, InfoAndHelp) {
   Result r = RunCli("info");
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_NE(r.output.find("highway chosen:"), std::string::npos);
-  EXPECT_NE(r.output.find("oneTBB:"), std::string::npos);
-  EXPECT_NE(r.output.find("int8 path:"), std::string::npos);
+  EXPECT_NE(r.output.find("highway version:     " + HighwayVersion() + "\n"), std::string::npos)
+      << r.output;
+  // The pool a default context runs on, as this build makes it.
+  EXPECT_NE(r.output.find(std::string("thread pool:         ") +
+                          (EDGEATTN_WITH_TBB ? "oneTBB\n" : "std::thread\n")),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("spinning:            allowed"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(EDGEATTN_WITH_TBB ? "oneTBB:              20" : "(not built in)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("threads:             "), std::string::npos) << r.output;
+  const std::vector<std::string> int8 = ProjectionKernels(Precision::kInt8);
+  EXPECT_NE(r.output.find("int8 chosen:         " + int8.front() + "\n"), std::string::npos)
+      << r.output;
+  for (const std::string& name : int8) {
+    EXPECT_NE(r.output.find(" " + name), std::string::npos) << name << " missing: " << r.output;
+  }
   for (const char* sub : {"run", "bench", "quantize", "info"}) {
     r = RunCli(std::string(sub) + " --help");
     EXPECT_EQ(r.exit_code, 0) << sub;

@@ -4,16 +4,13 @@
 #include <string>
 #include <vector>
 
-#include <oneapi/tbb/version.h>
-
 #if defined(__aarch64__) && defined(__linux__)
 #include <asm/hwcap.h>
 #include <sys/auxv.h>
 #endif
 
+#include "edgeattn/cpu_dispatch.hpp"
 #include "edgeattn/edgeattn.hpp"
-#include "simd/gemm_i8.h"
-#include "simd/targets.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/info_weights.h"
 
@@ -60,11 +57,25 @@ std::string Join(const std::vector<std::string>& items) {
   return out.empty() ? "(none)" : out;
 }
 
+// What a default Context (as `run` and `bench` build one) runs on.
+void PrintThreadPool() {
+  const Context context;
+  const Executor& pool = context.executor();
+  std::printf("threads:             %zu\n", context.threads());
+  std::printf("thread pool:         %s\n", pool.kind());
+  std::printf("spinning:            %s\n",
+              pool.spins() ? "allowed (idle workers spin briefly before they sleep)"
+                           : "off (idle workers sleep at once)");
+  const std::string tbb = TbbVersion();
+  std::printf("oneTBB:              %s\n", tbb.empty() ? "(not built in)" : tbb.c_str());
+}
+
 }  // namespace
 
 Command AddInfoCommand(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand(
-      "info", "Print the CPU's SIMD features, the Highway targets and the oneTBB version");
+      "info", "Print the CPU's SIMD features, the Highway version and targets and the thread pool "
+              "a context uses");
   auto weights = std::make_shared<std::string>();
   app->add_option("--weights", *weights,
                   "Instead: list the attention layers a safetensors checkpoint holds (prefix, "
@@ -73,17 +84,18 @@ Command AddInfoCommand(CLI::App& parent) {
   return {app, [weights] {
             if (!weights->empty()) return PrintAttentionLayers(*weights);
             std::printf("cpu features:        %s\n", Join(CpuFeatures()).c_str());
-            std::printf("highway compiled:    %s\n", Join(simd::CompiledTargets()).c_str());
-            std::printf("highway supported:   %s\n", Join(simd::SupportedTargets()).c_str());
-            std::printf("highway chosen:      %s\n", simd::ChosenTarget().c_str());
-            std::printf("int8 path:           %s\n", simd::GemmI8Path());
+            std::printf("highway version:     %s\n", HighwayVersion().c_str());
+            std::printf("highway compiled:    %s\n", Join(CompiledTargets()).c_str());
+            std::printf("highway supported:   %s\n", Join(SupportedTargets()).c_str());
+            std::printf("highway chosen:      %s\n", ChosenTarget().c_str());
             std::printf("fp32 kernels:        %s\n",
                         Join(edgeattn::ProjectionKernels(Precision::kFp32)).c_str());
-            std::printf("int8 kernels:        %s\n",
-                        Join(edgeattn::ProjectionKernels(Precision::kInt8)).c_str());
+            const std::vector<std::string> int8 = edgeattn::ProjectionKernels(Precision::kInt8);
+            std::printf("int8 kernels:        %s\n", Join(int8).c_str());
+            // What an operator built without Config::projection_kernel uses.
+            std::printf("int8 chosen:         %s\n", int8.empty() ? "(none)" : int8[0].c_str());
             std::printf("attention kernels:   %s\n", Join(edgeattn::AttentionKernels()).c_str());
-            std::printf("oneTBB:              %s (runtime %s)\n", TBB_VERSION_STRING,
-                        TBB_runtime_version());
+            PrintThreadPool();
             return 0;
           }};
 }

@@ -154,7 +154,7 @@ void AddBenchOptions(CLI::App* app, BenchOptions* o) {
           ->capture_default_str();
   app->add_option("--kernel", o->kernels,
                   "Projection kernels to measure instead, by name (edgeattn info lists this "
-                  "CPU's), e.g. qd8_qc8w_vnni_4x4v,qd8_qc8w_i16")
+                  "CPU's), e.g. qd8_qc8w_vnni_4x4v,qd8_qc8w_i16_1x1v")
       ->delimiter(',')
       ->excludes(precision);
   app->add_option("--int8-block", o->int8_block,

@@ -10,8 +10,7 @@
 #endif
 
 #include "edgeattn/edgeattn.hpp"
-#include "simd/gemm_i8.h"
-#include "simd/targets.h"
+#include "edgeattn/cpu_dispatch.hpp"
 
 namespace edgeattn {
 namespace cli {
@@ -91,7 +90,7 @@ std::string UtcNow() {
 }
 
 BenchEnvironment DetectEnvironment() {
-  return {Version(), CpuModel(), simd::ChosenTarget()};
+  return {Version(), CpuModel(), HighwayVersion(), ChosenTarget()};
 }
 
 }  // namespace cli

@@ -9,9 +9,10 @@ namespace edgeattn {
 namespace cli {
 
 struct BenchEnvironment {
-  std::string version;         // edgeattn::Version()
-  std::string cpu;             // CpuModel()
-  std::string highway_target;  // the Highway target dispatch chose for the kernels
+  std::string version;          // edgeattn::Version()
+  std::string cpu;              // CpuModel()
+  std::string highway_version;  // the Highway release the kernels were compiled against
+  std::string highway_target;   // the Highway target dispatch chose for the kernels
 };
 
 BenchEnvironment DetectEnvironment();

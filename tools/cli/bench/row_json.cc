@@ -33,6 +33,7 @@ void AddWhat(const Row& r, const BenchEnvironment& env, nlohmann::ordered_json& 
   j["mask"] = g.causal ? "causal" : "none";
   j["int8_block"] = r.mode == "int8" ? nlohmann::ordered_json(r.int8_block) : nullptr;
   j["threads"] = r.threads;
+  j["highway_version"] = r.mode == "reference" ? nullptr : OptText(env.highway_version);
   j["highway_target"] = r.mode == "reference" ? nullptr : OptText(env.highway_target);
   j["kernel"] = OptText(r.kernel);
   j["attention_kernel"] = OptText(r.attention_kernel);
@@ -106,7 +107,8 @@ nlohmann::ordered_json RowToJson(const Row& row, const BenchEnvironment& env) {
 
 std::string RowKernels(const Row& row, const BenchEnvironment& env) {
   if (row.mode == "reference") return "scalar reference";
-  return row.kernel + " + " + row.attention_kernel + " (" + env.highway_target + ")";
+  return row.kernel + " + " + row.attention_kernel + " (" + env.highway_target + ", Highway " +
+         env.highway_version + ")";
 }
 
 std::unique_ptr<RowWriter> MakeJsonLinesWriter(const BenchEnvironment& env, std::FILE* out) {

@@ -97,8 +97,9 @@ class TableWriter : public RowWriter {
  public:
   TableWriter(const BenchEnvironment& env, std::FILE* out, bool markdown)
       : out_(out), markdown_(markdown), columns_(Columns(env)) {
-    std::fprintf(out_, "edgeattn %s, CPU %s, Highway target %s, %s\n%s", env.version.c_str(),
-                 env.cpu.c_str(), env.highway_target.c_str(), UtcNow().c_str(),
+    std::fprintf(out_, "edgeattn %s, CPU %s, Highway %s target %s, %s\n%s", env.version.c_str(),
+                 env.cpu.c_str(), env.highway_version.c_str(), env.highway_target.c_str(),
+                 UtcNow().c_str(),
                  markdown_ ? "\n" : "");
     std::vector<std::string> titles, rules;
     for (const Column& c : columns_) {

@@ -28,7 +28,7 @@ std::unique_ptr<RowWriter> MakeRowWriter(OutputFormat format, const BenchEnviron
 // has no value): the JSON lines, and the columns of the CSV.
 nlohmann::ordered_json RowToJson(const Row& row, const BenchEnvironment& env);
 
-// The kernels a row ran, e.g. "AVX3_DL" or "AVX3_DL, int8 avx512-vnni".
+// The kernels a row ran, e.g. "qd8_qc8w_vnni_4x4v + <attention kernel> (AVX3_DL)".
 std::string RowKernels(const Row& row, const BenchEnvironment& env);
 
 std::unique_ptr<RowWriter> MakeJsonLinesWriter(const BenchEnvironment& env, std::FILE* out);

@@ -1,0 +1,73 @@
+// What differs between the Highway versions edgeattn builds with (Debian 12's 1.0.3 and the
+// current 1.4), in one place: the version, which ops exist, and what the target being compiled
+// can do. Kernels test a capability (a CPU feature), never one named target, so a newer Highway's
+// additional targets (AVX3_ZEN4, AVX3_SPR, NEON_BF16, ...) keep every fast path.
+//
+// The EDGEATTN_TARGET_* predicates read HWY_TARGET, so use them inside per-target code (after
+// foreach_target.h has set it), e.g. `#if EDGEATTN_TARGET_HAS_AVX512_VNNI`.
+#ifndef EDGEATTN_SIMD_HIGHWAY_COMPAT_H_
+#define EDGEATTN_SIMD_HIGHWAY_COMPAT_H_
+
+#include "hwy/highway.h"  // HWY_MAJOR/HWY_MINOR (1.0.3 defines them here, 1.4 in base.h)
+
+#if defined(EDGEATTN_HWY_LINKED_MAJOR) && \
+    (HWY_MAJOR != EDGEATTN_HWY_LINKED_MAJOR || HWY_MINOR != EDGEATTN_HWY_LINKED_MINOR)
+#error "Highway headers of another version than the library linked: link hwy::hwy"
+#endif
+
+#define EDGEATTN_HWY_AT_LEAST(major, minor) \
+  (HWY_MAJOR > (major) || (HWY_MAJOR == (major) && HWY_MINOR >= (minor)))
+
+#define EDGEATTN_HWY_STRINGIFY_(x) #x
+#define EDGEATTN_HWY_STRINGIFY(x) EDGEATTN_HWY_STRINGIFY_(x)
+// The Highway these kernels were compiled against, e.g. "1.4.0".
+#define EDGEATTN_HWY_VERSION_STRING \
+  EDGEATTN_HWY_STRINGIFY(HWY_MAJOR) \
+  "." EDGEATTN_HWY_STRINGIFY(HWY_MINOR) "." EDGEATTN_HWY_STRINGIFY(HWY_PATCH)
+
+// Ops that replace hand-written code on 1.0.3: LoadN/LoadNOr/StoreN (tails that touch no memory
+// past the last lane) and SumOfMulQuadAccumulate (int8 dot products: vpdpbusd, sdot/udot).
+#define EDGEATTN_HWY_HAS_LOAD_STORE_N EDGEATTN_HWY_AT_LEAST(1, 1)
+#define EDGEATTN_HWY_HAS_SUM_OF_MUL_QUAD_ACCUMULATE EDGEATTN_HWY_AT_LEAST(1, 1)
+
+// Target families. 1.0.3 has one NEON target; 1.4 adds NEON_WITHOUT_AES and NEON_BF16.
+#if EDGEATTN_HWY_AT_LEAST(1, 1)
+#define EDGEATTN_HWY_ALL_NEON HWY_ALL_NEON
+#else
+#define EDGEATTN_HWY_ALL_NEON HWY_NEON
+#endif
+#define EDGEATTN_HWY_ALL_SVE (HWY_SVE | HWY_SVE2 | HWY_SVE_256 | HWY_SVE2_128)
+
+#define EDGEATTN_TARGET_IS_NEON (HWY_ARCH_ARM_A64 && (HWY_TARGET & EDGEATTN_HWY_ALL_NEON) != 0)
+#define EDGEATTN_TARGET_IS_SVE (HWY_ARCH_ARM_A64 && (HWY_TARGET & EDGEATTN_HWY_ALL_SVE) != 0)
+// EMU128 and SCALAR: plain C++ standing in for vector instructions.
+#define EDGEATTN_TARGET_IS_EMULATED (HWY_TARGET == HWY_EMU128 || HWY_TARGET == HWY_SCALAR)
+
+// x86 targets order by capability (lower bit = more features), and each AVX-512 target of
+// either version includes the features of the ones above it: AVX3 (F/VL/DQ/BW) < AVX3_DL
+// (+VNNI, VBMI2, ...) < AVX3_ZEN4 (+BF16) < AVX3_SPR (+FP16) < AVX10_2.
+#define EDGEATTN_TARGET_HAS_AVX512 (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3)
+#define EDGEATTN_TARGET_HAS_AVX512_VNNI (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3_DL)
+
+// The ARM int8 dot product (sdot/udot) without a run-time check: every SVE target has it, and
+// 1.4's NEON_BF16 target is compiled with +dotprod. The plain NEON targets may run on cores
+// without it (Cortex-A53): check the CPU at run time there.
+#if EDGEATTN_HWY_AT_LEAST(1, 1)
+#define EDGEATTN_TARGET_HAS_ARM_DOTPROD \
+  (EDGEATTN_TARGET_IS_SVE || (HWY_ARCH_ARM_A64 && HWY_TARGET == HWY_NEON_BF16))
+#else
+#define EDGEATTN_TARGET_HAS_ARM_DOTPROD EDGEATTN_TARGET_IS_SVE
+#endif
+
+// Native bf16 dot products (ReorderWidenMulAccumulate on bf16 maps to vdpbf16ps / BFDOT) and
+// fp16 vector arithmetic: Highway's own per-target answer where it gives one (1.1+); 1.0.3
+// emulates both on every target.
+#if EDGEATTN_HWY_AT_LEAST(1, 1)
+#define EDGEATTN_TARGET_HAS_BF16_DOT HWY_NATIVE_DOT_BF16
+#define EDGEATTN_TARGET_HAS_FP16_ARITHMETIC HWY_HAVE_FLOAT16
+#else
+#define EDGEATTN_TARGET_HAS_BF16_DOT 0
+#define EDGEATTN_TARGET_HAS_FP16_ARITHMETIC 0
+#endif
+
+#endif  // EDGEATTN_SIMD_HIGHWAY_COMPAT_H_

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Prints the directory of the Highway 1.4.0 source for the builds against it (presets hwy14 and
+# aarch64-clang, via -DFETCHCONTENT_SOURCE_DIR_HIGHWAY): extracts the release archive under
+# build/deps/ once, after checking it is the pinned release (the SHA256 of
+# cmake/EdgeattnHighway.cmake). No network: the archive comes from HIGHWAY_ARCHIVE, by default
+# ../shared/deps/highway-1.4.0.tar.gz next to the checkout.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+archive=${HIGHWAY_ARCHIVE:-../shared/deps/highway-1.4.0.tar.gz}
+dir=build/deps/highway-1.4.0
+if [ ! -f "$dir/CMakeLists.txt" ]; then
+  pinned=$(sed -n 's/.*URL_HASH SHA256=\([0-9a-f]*\).*/\1/p' cmake/EdgeattnHighway.cmake)
+  [ -f "$archive" ] || { echo "highway_source.sh: no $archive (set HIGHWAY_ARCHIVE)" >&2; exit 1; }
+  echo "$pinned  $archive" | sha256sum --check --quiet >&2 || {
+    echo "highway_source.sh: $archive is not the pinned Highway release" >&2
+    exit 1
+  }
+  mkdir -p build/deps
+  tar -xzf "$archive" -C build/deps
+fi
+echo "$PWD/$dir"
