@@ -1,6 +1,8 @@
 // Per-kernel speed: the projection GEMM and the attention core on the contract shapes, in
 // GFLOP/s and as a percentage of this machine's measured single-core FMA peak.
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -11,6 +13,7 @@
 #include "simd/attention.h"
 #include "simd/gemm_f32.h"
 #include "simd/gemm_i8.h"
+#include "simd/half_float.h"
 #include "simd/projection_kernel.h"
 #include "simd/quantize.h"
 
@@ -25,12 +28,47 @@ void SetFlopCounters(benchmark::State& state, double flops_per_iteration) {
       benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// C [m x n] = A [m x k] W^T + b, W packed once, with the best fp32 kernel (named in the label).
-void BM_GemmF32(benchmark::State& state) {
+// The kernels with float activations this CPU runs: fp32, then bf16, then fp16 weights.
+std::vector<const simd::ProjectionKernel*> FloatActivationKernels() {
+  std::vector<const simd::ProjectionKernel*> kernels;
+  for (simd::WeightType type :
+       {simd::WeightType::kF32, simd::WeightType::kBf16, simd::WeightType::kF16}) {
+    for (const simd::ProjectionKernel* kernel : simd::ProjectionKernels(type)) {
+      kernels.push_back(kernel);
+    }
+  }
+  return kernels;
+}
+
+// w as the kernel's weight type takes it: floats, or their bf16 / fp16 rounding.
+std::vector<std::uint8_t> WeightsFor(const simd::ProjectionKernel& kernel,
+                                     const std::vector<float>& w) {
+  if (kernel.weights == simd::WeightType::kF32) {
+    std::vector<std::uint8_t> bytes(w.size() * sizeof(float));
+    std::memcpy(bytes.data(), w.data(), bytes.size());
+    return bytes;
+  }
+  std::vector<std::uint8_t> bytes(w.size() * sizeof(std::uint16_t));
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    const std::uint16_t h = kernel.weights == simd::WeightType::kBf16 ? simd::Bf16FromF32(w[i])
+                                                                      : simd::F16FromF32(w[i]);
+    std::memcpy(bytes.data() + 2 * i, &h, sizeof(h));
+  }
+  return bytes;
+}
+
+// C [m x n] = A [m x k] W^T + b, W packed once, with the fp32 and half-weight kernels (by
+// index in FloatActivationKernels, named in the label).
+void BM_GemmFloat(benchmark::State& state) {
   const std::size_t m = state.range(0), n = state.range(1), k = state.range(2);
-  const simd::ProjectionKernel& kernel = *simd::ProjectionKernels(simd::WeightType::kF32).front();
+  const std::vector<const simd::ProjectionKernel*> kernels = FloatActivationKernels();
+  if (static_cast<std::size_t>(state.range(3)) >= kernels.size()) {
+    state.SkipWithError("this CPU runs fewer kernels");
+    return;
+  }
+  const simd::ProjectionKernel& kernel = *kernels[state.range(3)];
   const std::vector<float> a = RandomActivations(m * k, 1);
-  const std::vector<float> w = RandomActivations(n * k, 2);
+  const std::vector<std::uint8_t> w = WeightsFor(kernel, RandomActivations(n * k, 2));
   const std::size_t panels = (n + kernel.panel_width - 1) / kernel.panel_width;
   const std::vector<float> bias(panels * kernel.panel_width, 0.5f);
   auto packed = hwy::AllocateAligned<std::uint8_t>(kernel.packed_bytes(n, k, 0));
@@ -44,17 +82,14 @@ void BM_GemmF32(benchmark::State& state) {
   SetFlopCounters(state, 2.0 * m * n * k);
   state.SetLabel(kernel.name);
 }
-// The projections of each contract shape: fused Q/K/V width (3d) and the output width (d).
-BENCHMARK(BM_GemmF32)
-    ->ArgNames({"M", "N", "K"})
-    ->Args({64, 768, 256})
-    ->Args({64, 256, 256})
-    ->Args({128, 1152, 384})
-    ->Args({128, 384, 384})
-    ->Args({128, 2304, 768})
-    ->Args({128, 768, 768})
-    ->Args({1500, 1152, 384})
-    ->Args({1500, 384, 384})
+// The projections of each contract shape: fused Q/K/V width (3d) and the output width (d), for
+// up to four kernels (fp32, bf16 dot product, bf16 and fp16 widening on AVX512-BF16 CPUs).
+BENCHMARK(BM_GemmFloat)
+    ->ArgNames({"M", "N", "K", "kernel"})
+    ->ArgsProduct({{64}, {768, 256}, {256}, {0, 1, 2, 3}})
+    ->ArgsProduct({{128}, {1152, 384}, {384}, {0, 1, 2, 3}})
+    ->ArgsProduct({{128}, {2304, 768}, {768}, {0, 1, 2, 3}})
+    ->ArgsProduct({{1500}, {1152, 384}, {384}, {0, 1, 2, 3}})
     ->Unit(benchmark::kMicrosecond);
 
 // int8 GEMM: C [m x n] from activations quantized per row and block, weights packed once.

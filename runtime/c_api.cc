@@ -64,8 +64,11 @@ void RequireNonNull(const void* p, const char* name) {
 edgeattn::Precision ToPrecision(int p) {
   if (p == EDGEATTN_FP32) return edgeattn::Precision::kFp32;
   if (p == EDGEATTN_INT8) return edgeattn::Precision::kInt8;
-  throw edgeattn::Error("precision: expected EDGEATTN_FP32 or EDGEATTN_INT8, got " +
-                        std::to_string(p));
+  if (p == EDGEATTN_BF16) return edgeattn::Precision::kBf16;
+  if (p == EDGEATTN_FP16) return edgeattn::Precision::kFp16;
+  throw edgeattn::Error(
+      "precision: expected EDGEATTN_FP32, EDGEATTN_INT8, EDGEATTN_BF16 or EDGEATTN_FP16, got " +
+      std::to_string(p));
 }
 
 edgeattn::AttentionWeights ToWeightsMode(int mode) {
@@ -248,6 +251,10 @@ const char* edgeattn_operator_projection_kernel(const edgeattn_operator* op) {
 
 const char* edgeattn_operator_attention_kernel(const edgeattn_operator* op) {
   return op != nullptr ? op->mha.attention_kernel() : "";
+}
+
+size_t edgeattn_operator_weight_bytes(const edgeattn_operator* op) {
+  return op != nullptr ? op->mha.weight_bytes() : 0;
 }
 
 edgeattn_status edgeattn_context_create(size_t threads, edgeattn_context** out) {

@@ -144,8 +144,9 @@ void ValidateConfig(const Config& config) {
     throw Error("Config.num_kv_heads: expected 0 (= num_heads) or a divisor of num_heads (" +
                 Str(config.num_heads) + "), got " + Str(config.num_kv_heads));
   }
-  if (config.precision != Precision::kFp32 && config.precision != Precision::kInt8) {
-    throw Error("Config.precision: expected kFp32 or kInt8, got " +
+  if (config.precision != Precision::kFp32 && config.precision != Precision::kInt8 &&
+      config.precision != Precision::kBf16 && config.precision != Precision::kFp16) {
+    throw Error("Config.precision: expected kFp32, kInt8, kBf16 or kFp16, got " +
                 Str(static_cast<std::size_t>(config.precision)));
   }
   if (config.precision == Precision::kInt8 &&

@@ -7,6 +7,7 @@
 #include "edgeattn/safetensors.hpp"
 #include "runtime/context_state.h"
 #include "runtime/exclusive_use.h"
+#include "runtime/half_weights.h"
 #include "runtime/int8_weight_file.h"
 #include "runtime/kv_cache_state.h"
 #include "runtime/mha_forward.h"
@@ -33,8 +34,7 @@ const char kContextBusy[] =
     "thread)";
 
 const simd::ProjectionKernel& ChooseProjectionKernel(const Config& config) {
-  const bool int8 = config.precision == Precision::kInt8;
-  const simd::WeightType type = int8 ? simd::WeightType::kQc8 : simd::WeightType::kF32;
+  const simd::WeightType type = WeightTypeOf(config.precision);
   if (config.projection_kernel.empty()) return *simd::ProjectionKernels(type).front();
   const simd::ProjectionKernel* named =
       simd::FindProjectionKernel(type, config.projection_kernel.c_str());
@@ -44,7 +44,7 @@ const simd::ProjectionKernel& ChooseProjectionKernel(const Config& config) {
     names += (names.empty() ? "" : ", ") + name;
   }
   throw Error("Config.projection_kernel: expected one of the " +
-              std::string(int8 ? "int8" : "fp32") + " kernels this CPU runs (" + names +
+              std::string(PrecisionName(config.precision)) + " kernels this CPU runs (" + names +
               "), got '" + config.projection_kernel + "'");
 }
 
@@ -96,6 +96,14 @@ MultiheadAttention::MultiheadAttention(const Config& config, const WeightsView& 
     impl->Build(kernel, {q.values.data(), k.values.data(), v.values.data(), out.values.data(),
                          q.scales.data(), k.scales.data(), v.scales.data(), out.scales.data(),
                          w.q_bias, w.k_bias, w.v_bias, w.out_bias});
+  } else if (kernel.weights != simd::WeightType::kF32) {
+    const std::vector<std::uint16_t> q = NarrowWeights(kernel.weights, w.q, d * d, "Wq"),
+                                     k = NarrowWeights(kernel.weights, w.k, kvd * d, "Wk"),
+                                     v = NarrowWeights(kernel.weights, w.v, kvd * d, "Wv"),
+                                     out = NarrowWeights(kernel.weights, w.out, d * d,
+                                                         "out_proj.weight");
+    impl->Build(kernel, {q.data(), k.data(), v.data(), out.data(), nullptr, nullptr, nullptr,
+                         nullptr, w.q_bias, w.k_bias, w.v_bias, w.out_bias});
   } else {
     impl->Build(kernel, {w.q, w.k, w.v, w.out, nullptr, nullptr, nullptr, nullptr, w.q_bias,
                          w.k_bias, w.v_bias, w.out_bias});
@@ -125,20 +133,25 @@ MultiheadAttention MultiheadAttention::LoadFromMemory(const void* data, std::siz
 MultiheadAttention MultiheadAttention::LoadLayer(const SafetensorsFile& file,
                                                  const LoadOptions& options) {
   const LayerWeights layer = FindLayerWeights(file, options);
-  if (!layer.int8) return MultiheadAttention(layer.config, layer.floats);
+  if (!layer.int8 && !layer.half) return MultiheadAttention(layer.config, layer.floats);
   simd::InitDispatch();
   MultiheadAttention mha;
   mha.impl_ = std::make_unique<Impl>();
   mha.impl_->config = layer.config;
   mha.impl_->math = ResolveStepMath(layer.config, nullptr);
-  mha.impl_->BuildInt8(layer.int8_weights);
+  if (layer.int8) {
+    mha.impl_->BuildInt8(layer.int8_weights);
+  } else {
+    mha.impl_->Build(ChooseProjectionKernel(layer.config), HalfLayerWeights(layer));
+  }
   return mha;
 }
 
 void MultiheadAttention::SaveInt8(const std::string& path) const {
   const Impl& impl = Live(impl_);
   if (impl.projections.q.kernel().weights != simd::WeightType::kQc8) {
-    throw Error("SaveInt8: expected an operator built with Precision::kInt8, got fp32");
+    throw Error(std::string("SaveInt8: expected an operator built with Precision::kInt8, got ") +
+                PrecisionName(impl.config.precision));
   }
   if (!impl.math.sinks.empty() || !impl.math.q_norm_weight.empty()) {
     throw Error("SaveInt8: int8 files hold the projections only, and this operator has learned "
@@ -173,6 +186,11 @@ const char* MultiheadAttention::projection_kernel() const {
 
 const char* MultiheadAttention::attention_kernel() const { return Live(impl_).attention->name; }
 
+std::size_t MultiheadAttention::weight_bytes() const {
+  const MhaProjections& p = Live(impl_).projections;
+  return p.q.bytes() + p.k.bytes() + p.v.bytes() + p.out.bytes();
+}
+
 std::vector<std::string> AttentionKernels() {
   std::vector<std::string> names;
   for (const simd::AttentionKernel* kernel : simd::AttentionKernels(simd::KvType::kF32)) {
@@ -181,11 +199,23 @@ std::vector<std::string> AttentionKernels() {
   return names;
 }
 
+const char* PrecisionName(Precision precision) {
+  switch (precision) {
+    case Precision::kFp32:
+      return "fp32";
+    case Precision::kInt8:
+      return "int8";
+    case Precision::kBf16:
+      return "bf16";
+    case Precision::kFp16:
+      return "fp16";
+  }
+  return "unknown";
+}
+
 std::vector<std::string> ProjectionKernels(Precision precision) {
-  const bool int8 = precision == Precision::kInt8;
   std::vector<std::string> names;
-  for (const simd::ProjectionKernel* kernel :
-       simd::ProjectionKernels(int8 ? simd::WeightType::kQc8 : simd::WeightType::kF32)) {
+  for (const simd::ProjectionKernel* kernel : simd::ProjectionKernels(WeightTypeOf(precision))) {
     names.emplace_back(kernel->name);
   }
   return names;

@@ -35,4 +35,10 @@ PackedProjection::PackedProjection(const simd::ProjectionKernel& kernel, const v
   if (bias != nullptr) bias_ = PaddedCopy(bias, n, padded);
 }
 
+std::size_t PackedProjection::bytes() const {
+  const std::size_t padded_floats = panels() * kernel_->panel_width * sizeof(float);
+  return kernel_->packed_bytes(n_, k_, block_) + (scales_ ? padded_floats : 0) +
+         (bias_ ? padded_floats : 0);
+}
+
 }  // namespace edgeattn

@@ -27,6 +27,8 @@ class PackedProjection {
   std::size_t n() const { return n_; }
   std::size_t k() const { return k_; }
   std::size_t panels() const { return (n_ + kernel_->panel_width - 1) / kernel_->panel_width; }
+  // Bytes held: the packed weights, and the scales and bias padded to whole panels.
+  std::size_t bytes() const;
   // Writes the weights as given to the constructor: n x k elements of the weight type.
   void Unpack(void* w) const { kernel_->unpack(packed_.get(), n_, k_, block_, w); }
 

@@ -13,6 +13,7 @@
 #include "runtime/file_bytes.h"
 #include "runtime/mapped_file.h"
 #include "runtime/text_checks.h"
+#include "simd/half_float.h"
 
 namespace edgeattn {
 namespace {
@@ -59,30 +60,6 @@ bool ByteCount(const std::vector<std::size_t>& shape, std::size_t bits, std::siz
   *whole_bytes = n % 8 == 0;
   *bytes = n / 8;
   return true;
-}
-
-float HalfToFloat(std::uint16_t h) {
-  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
-  std::uint32_t exponent = (h >> 10) & 0x1Fu;
-  std::uint32_t mantissa = h & 0x3FFu;
-  std::uint32_t bits;
-  if (exponent == 0x1F) {
-    bits = sign | 0x7F800000u | (mantissa << 13);  // inf or NaN
-  } else if (exponent != 0) {
-    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
-  } else if (mantissa == 0) {
-    bits = sign;
-  } else {  // subnormal half: normalise
-    exponent = 113;
-    while ((mantissa & 0x400u) == 0) {
-      mantissa <<= 1;
-      --exponent;
-    }
-    bits = sign | (exponent << 23) | ((mantissa & 0x3FFu) << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f;
 }
 
 using FailFn = std::function<Error(const std::string&)>;
@@ -345,12 +322,7 @@ std::vector<float> SafetensorsFile::ReadFloat(const std::string& name,
       for (std::size_t i = 0; i < out.size(); ++i) {
         std::uint16_t h;
         std::memcpy(&h, data + 2 * i, 2);
-        if (info.dtype == DType::kF16) {
-          out[i] = HalfToFloat(h);
-        } else {
-          const std::uint32_t bits = static_cast<std::uint32_t>(h) << 16;
-          std::memcpy(&out[i], &bits, 4);
-        }
+        out[i] = info.dtype == DType::kF16 ? simd::F32FromF16(h) : simd::F32FromBf16(h);
       }
       break;
     default:

@@ -1,7 +1,9 @@
 #include "runtime/weight_loading.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "runtime/int8_weight_file.h"
 #include "runtime/mha_validation.h"
@@ -51,7 +53,8 @@ Config FloatConfig(const SafetensorsFile& file, const MatchedNames& names,
   return config;
 }
 
-// Views every tensor the names give, checked against the configuration's shapes.
+// Views every tensor the names give (a half layer: the biases), checked against the
+// configuration's shapes.
 void ViewFloatTensors(const SafetensorsFile& file, const MatchedNames& names,
                       LayerWeights* layer) {
   const std::size_t d = layer->config.d_model;
@@ -59,7 +62,7 @@ void ViewFloatTensors(const SafetensorsFile& file, const MatchedNames& names,
   const std::size_t rows[kSlots] = {d + 2 * kvd, d, kvd, kvd, d};
   FloatSpan weights[kSlots], biases[kSlots];
   for (std::size_t slot = 0; slot < kSlots; ++slot) {
-    if (!names.weights[slot].empty()) {
+    if (!names.weights[slot].empty() && !layer->half) {
       weights[slot] = FloatTensor(file, names.weights[slot], {rows[slot], d}, &layer->copies);
     }
     if (!names.biases[slot].empty()) {
@@ -79,7 +82,52 @@ void ViewFloatTensors(const SafetensorsFile& file, const MatchedNames& names,
   w.out_proj_bias = biases[kOut];
 }
 
+// The file's dtype for the weights of a 16-bit precision; kF32 (never chosen) otherwise.
+DType HalfDType(Precision precision) {
+  if (precision == Precision::kBf16) return DType::kBF16;
+  if (precision == Precision::kFp16) return DType::kF16;
+  return DType::kF32;
+}
+
+// Views the weight tensors as 16-bit values when every one is stored in the precision's format
+// with its expected shape; otherwise leaves the layer alone for the float path, which converts
+// them (and reports any shape or dtype it cannot take).
+void ViewHalfWeights(const SafetensorsFile& file, const MatchedNames& names,
+                     LayerWeights* layer) {
+  const DType dtype = HalfDType(layer->config.precision);
+  if (dtype == DType::kF32) return;
+  const std::size_t d = layer->config.d_model;
+  const std::size_t kvd = KvDim(layer->config);
+  const std::size_t rows[kSlots] = {d + 2 * kvd, d, kvd, kvd, d};
+  const std::uint16_t* views[kSlots] = {};
+  for (std::size_t slot = 0; slot < kSlots; ++slot) {
+    if (names.weights[slot].empty()) continue;
+    const TensorInfo& info = file.Info(names.weights[slot]);
+    const std::uint8_t* data = file.Data(names.weights[slot]);
+    const bool aligned = reinterpret_cast<std::uintptr_t>(data) % alignof(std::uint16_t) == 0;
+    if (info.dtype != dtype || info.shape != std::vector<std::size_t>{rows[slot], d} ||
+        !aligned) {
+      return;
+    }
+    views[slot] = reinterpret_cast<const std::uint16_t*>(data);
+  }
+  layer->half = true;
+  std::copy(std::begin(views), std::end(views), layer->half_weights);
+}
+
 }  // namespace
+
+MultiheadAttention::Impl::Weights HalfLayerWeights(const LayerWeights& layer) {
+  const std::size_t d = layer.config.d_model;
+  const std::size_t kvd = KvDim(layer.config);
+  const ProjectionWeights biases = SplitProjections(layer.config, layer.floats);
+  const std::uint16_t* const* w = layer.half_weights;
+  const std::uint16_t* q = w[kPacked] != nullptr ? w[kPacked] : w[kQ];
+  const std::uint16_t* k = w[kPacked] != nullptr ? q + d * d : w[kK];
+  const std::uint16_t* v = w[kPacked] != nullptr ? k + kvd * d : w[kV];
+  return {q,       k,       v,       w[kOut],         nullptr,        nullptr,
+          nullptr, nullptr, biases.q_bias, biases.k_bias, biases.v_bias, biases.out_bias};
+}
 
 FloatSpan FloatTensor(const SafetensorsFile& file, const std::string& name,
                       const std::vector<std::size_t>& shape,
@@ -125,6 +173,7 @@ LayerWeights ReadFloatLayer(const SafetensorsFile& file, const LoadOptions& opti
   const MatchedNames names = MatchLayerNames(TensorNames(file), rules, file.source());
   LayerWeights layer;
   layer.config = FloatConfig(file, names, options);
+  ViewHalfWeights(file, names, &layer);
   ViewFloatTensors(file, names, &layer);
   if (std::string(names.scheme->family) == "llama") {
     ViewStepTensors(file, rules.prefix, options, &layer);

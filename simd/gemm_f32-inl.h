@@ -33,11 +33,13 @@ namespace edgeattn {
 namespace simd {
 namespace HWY_NAMESPACE {
 
-HWY_NOINLINE void RunF32Panels(const ProjectionInput& a, size_t row_begin, size_t row_end,
-                               const PackedProjectionView& w, size_t panel_begin,
-                               size_t panel_end, float* HWY_RESTRICT c, size_t ldc) {
+// TB: the panels' element type, float or a half type that the tile widens to float.
+template <class TB>
+HWY_NOINLINE void RunPanels(const ProjectionInput& a, size_t row_begin, size_t row_end,
+                            const PackedProjectionView& w, size_t panel_begin, size_t panel_end,
+                            float* HWY_RESTRICT c, size_t ldc) {
   if (row_end <= row_begin) return;
-  const float* panels = static_cast<const float*>(w.packed);
+  const TB* panels = static_cast<const TB*>(w.packed);
   const TileInit mode = w.bias != nullptr ? TileInit::kRowVector : TileInit::kZero;
   for (size_t p = panel_begin; p < panel_end; ++p) {
     const size_t col = p * kGemmPanelWidth;
@@ -52,7 +54,7 @@ HWY_INLINE std::vector<const ProjectionKernel*> ListF32Kernels() {
   static const ProjectionKernel kTiles = {
       F32KernelName(),   ActivationType::kF32, WeightType::kF32, &RunsWhereItsTargetRuns,
       kGemmPanelWidth,   &F32PanelBytes,       &PackF32Panels,   &UnpackF32Panels,
-      &RunF32Panels};
+      &RunPanels<float>};
   return {&kTiles};
 }
 

@@ -1,6 +1,6 @@
 #include "simd/gemm_f32.h"
 
-#include <string.h>
+#include "simd/panel_layout.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "simd/gemm_f32.cc"
@@ -19,12 +19,7 @@ size_t PackedGemmWeightsSize(size_t n, size_t k) {
 }
 
 void PackGemmWeights(const float* w, size_t ldw, size_t n, size_t k, float* packed) {
-  memset(packed, 0, PackedGemmWeightsSize(n, k) * sizeof(float));
-  for (size_t row = 0; row < n; ++row) {
-    float* panel = packed + (row / kGemmPanelWidth) * k * kGemmPanelWidth;
-    const size_t lane = row % kGemmPanelWidth;
-    for (size_t i = 0; i < k; ++i) panel[i * kGemmPanelWidth + lane] = w[row * ldw + i];
-  }
+  PackPanels(w, ldw, n, k, packed);
 }
 
 size_t F32PanelBytes(size_t n, size_t k, size_t) {
@@ -36,12 +31,7 @@ void PackF32Panels(const void* w, size_t n, size_t k, size_t, void* packed) {
 }
 
 void UnpackF32Panels(const void* packed, size_t n, size_t k, size_t, void* w) {
-  const float* panels = static_cast<const float*>(packed);
-  float* out = static_cast<float*>(w);
-  for (size_t row = 0; row < n; ++row) {
-    const float* panel = panels + (row / kGemmPanelWidth) * k * kGemmPanelWidth;
-    for (size_t i = 0; i < k; ++i) out[row * k + i] = panel[i * kGemmPanelWidth + row % kGemmPanelWidth];
-  }
+  UnpackPanels(static_cast<const float*>(packed), n, k, static_cast<float*>(w));
 }
 
 std::vector<const ProjectionKernel*> F32ProjectionKernels() {

@@ -10,7 +10,10 @@
 //   qd8_qc8w_vnni_4x4v   int8 activations quantized per row and block at run time (qd8) x int8
 //                        weights with one scale per output channel (qc8w), AVX512-VNNI, 4 x 4
 //   qd8_qc8w_i16_1x1v    the same types, portable Highway code (int16 products), 1 x 1
-// docs/int8.md lists the int8 kernels with their predicates and layouts.
+//   f32_bf16w_dpbf16_6x4v  fp32 activations rounded to bf16 x bf16 weights, AVX512-BF16
+//   f32_f16w_widen_6x4v  fp32 x fp16 weights widened to fp32 in registers (simd/gemm_half.h)
+// docs/int8.md lists the int8 kernels with their predicates and layouts, docs/precision.md the
+// bf16 and fp16 ones.
 #ifndef EDGEATTN_SIMD_PROJECTION_KERNEL_H_
 #define EDGEATTN_SIMD_PROJECTION_KERNEL_H_
 
@@ -30,7 +33,9 @@ enum class ActivationType {
 
 enum class WeightType {
   kF32,  // float
-  kQc8,  // int8, symmetric, one float scale per output channel (row of W)
+  kQc8,   // int8, symmetric, one float scale per output channel (row of W)
+  kBf16,  // bfloat16 bit patterns (uint16_t)
+  kF16,   // IEEE binary16 bit patterns (uint16_t)
 };
 
 // The activation rows a kernel reads: float rows (kF32) or quantized rows (kQd8).
@@ -62,7 +67,7 @@ struct ProjectionKernel {
   size_t panel_width;
   // Bytes of packed weights for n x k (block: values per activation scale, kQd8 only).
   size_t (*packed_bytes)(size_t n, size_t k, size_t block);
-  // w: n rows of k weights of the kernel's weight type (float or int8), row-major.
+  // w: n rows of k weights of the kernel's weight type (float, int8 or 16-bit), row-major.
   void (*pack)(const void* w, size_t n, size_t k, size_t block, void* packed);
   // The inverse of pack: w as it was given.
   void (*unpack)(const void* packed, size_t n, size_t k, size_t block, void* w);

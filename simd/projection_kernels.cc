@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "simd/gemm_f32.h"
+#include "simd/gemm_half.h"
 #include "simd/gemm_i8.h"
 #include "simd/projection_kernel.h"
 #include "simd/targets.h"
@@ -13,8 +14,20 @@ namespace simd {
 
 std::vector<const ProjectionKernel*> ProjectionKernels(WeightType type) {
   InitDispatch();
-  std::vector<const ProjectionKernel*> kernels =
-      type == WeightType::kQc8 ? I8ProjectionKernels() : F32ProjectionKernels();
+  std::vector<const ProjectionKernel*> kernels;
+  switch (type) {
+    case WeightType::kQc8:
+      kernels = I8ProjectionKernels();
+      break;
+    case WeightType::kBf16:
+      kernels = Bf16ProjectionKernels();
+      break;
+    case WeightType::kF16:
+      kernels = F16ProjectionKernels();
+      break;
+    default:
+      kernels = F32ProjectionKernels();
+  }
   kernels.erase(std::remove_if(kernels.begin(), kernels.end(),
                                [](const ProjectionKernel* kernel) { return !kernel->cpu_runs(); }),
                 kernels.end());

@@ -3,6 +3,8 @@
 // The one inner loop behind the projection GEMM (B = packed weight panels) and the attention core
 // (B = transposed keys for the scores, B = values for P V). A is read one scalar at a time and
 // broadcast; B is read as kVecs full vectors per k step; C lives in kRows * kVecs registers.
+// B holds floats, or bf16 / fp16 values (half-precision weights) that each load widens to float
+// exactly, so the arithmetic is the same fp32 arithmetic on the widened values.
 //
 // Every C element is its init value followed by one fused multiply-add per k, in increasing k
 // order. No tiling choice changes that order, so results do not depend on how rows and columns
@@ -122,12 +124,40 @@ HWY_INLINE float TileA(const float* HWY_RESTRICT a, size_t lda, size_t k, size_t
   }
 }
 
+// Lanes(d) elements of B as floats: half-precision values widen exactly.
+HWY_INLINE hn::Vec<TileTag> LoadB(TileTag d, const float* HWY_RESTRICT p) {
+  return hn::LoadU(d, p);
+}
+HWY_INLINE hn::Vec<TileTag> LoadB(TileTag d, const hwy::bfloat16_t* HWY_RESTRICT p) {
+  return hn::PromoteTo(d, hn::LoadU(hn::Rebind<hwy::bfloat16_t, TileTag>(), p));
+}
+HWY_INLINE hn::Vec<TileTag> LoadB(TileTag d, const hwy::float16_t* HWY_RESTRICT p) {
+#if (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2) || HWY_ARCH_ARM_A64
+  // F16C's vcvtph2ps, NEON's and SVE's fcvt: exact for every value.
+  return hn::PromoteTo(d, hn::LoadU(hn::Rebind<hwy::float16_t, TileTag>(), p));
+#else
+  // Highway 1.0.3 emulates the conversion elsewhere and reads infinity and NaN as finite
+  // values; in integers: exponent and mantissa moved to float's places and scaled by 2^112
+  // (exact for normal and subnormal halves), the top exponent mapped to float's.
+  const hn::Rebind<int32_t, TileTag> di;
+  const auto bits = hn::PromoteTo(di, hn::LoadU(hn::Rebind<uint16_t, TileTag>(),
+                                                reinterpret_cast<const uint16_t*>(p)));
+  const auto magnitude = hn::And(bits, hn::Set(di, 0x7FFF));
+  const auto shifted = hn::ShiftLeft<13>(magnitude);
+  const auto finite = hn::Mul(hn::BitCast(d, shifted), hn::Set(d, 0x1p112f));
+  const auto special = hn::BitCast(d, hn::Or(shifted, hn::Set(di, 0x70000000)));
+  const auto sign = hn::BitCast(d, hn::ShiftLeft<16>(hn::And(bits, hn::Set(di, 0x8000))));
+  const auto is_special = hn::RebindMask(d, hn::Gt(magnitude, hn::Set(di, 0x7BFF)));
+  return hn::Or(hn::IfThenElse(is_special, special, finite), sign);
+#endif
+}
+
 }  // namespace detail
 
-// kRows <= 8, kVecs <= 4. `b` rows are ldb floats apart and hold kVecs * Lanes readable floats
+// kRows <= 8, kVecs <= 4. `b` rows are ldb elements (float, bf16 or fp16) apart and hold kVecs * Lanes readable floats
 // each; `cols` (<= kVecs * Lanes) of each C row are stored. `init` is the bias for kRowVector.
-template <size_t kRows, size_t kVecs>
-HWY_NOINLINE void TileF32(const float* HWY_RESTRICT a, size_t lda, const float* HWY_RESTRICT b,
+template <size_t kRows, size_t kVecs, class TB = float>
+HWY_NOINLINE void TileF32(const float* HWY_RESTRICT a, size_t lda, const TB* HWY_RESTRICT b,
                           size_t ldb, size_t k_count, TileInit mode,
                           const float* HWY_RESTRICT init, float* HWY_RESTRICT c, size_t ldc,
                           size_t cols) {
@@ -182,14 +212,14 @@ HWY_NOINLINE void TileF32(const float* HWY_RESTRICT a, size_t lda, const float* 
     EDGEATTN_TILE_ORDER();                                              \
   }
   for (size_t k = 0; k < k_count; ++k) {
-    const float* HWY_RESTRICT brow = b + k * ldb;
-    const V b0 = hn::LoadU(d, brow);
+    const TB* HWY_RESTRICT brow = b + k * ldb;
+    const V b0 = detail::LoadB(d, brow);
     EDGEATTN_TILE_ORDER();
-    const V b1 = kVecs > 1 ? hn::LoadU(d, brow + N) : b0;
+    const V b1 = kVecs > 1 ? detail::LoadB(d, brow + N) : b0;
     EDGEATTN_TILE_ORDER();
-    const V b2 = kVecs > 2 ? hn::LoadU(d, brow + 2 * N) : b0;
+    const V b2 = kVecs > 2 ? detail::LoadB(d, brow + 2 * N) : b0;
     EDGEATTN_TILE_ORDER();
-    const V b3 = kVecs > 3 ? hn::LoadU(d, brow + 3 * N) : b0;
+    const V b3 = kVecs > 3 ? detail::LoadB(d, brow + 3 * N) : b0;
     EDGEATTN_TILE_ROW(0)
     EDGEATTN_TILE_ROW(1)
     EDGEATTN_TILE_ROW(2)
@@ -216,28 +246,31 @@ HWY_NOINLINE void TileF32(const float* HWY_RESTRICT a, size_t lda, const float* 
 #undef EDGEATTN_TILE_STORE
 }
 
-using TileFn = void (*)(const float*, size_t, const float*, size_t, size_t, TileInit,
-                        const float*, float*, size_t, size_t);
+template <class TB = float>
+using TileFn = void (*)(const float*, size_t, const TB*, size_t, size_t, TileInit, const float*,
+                        float*, size_t, size_t);
 
 namespace detail {
-template <size_t... kIdx>
+template <class TB, size_t... kIdx>
 constexpr auto MakeTileTable(std::index_sequence<kIdx...>) {
   // Index = (rows - 1) * 4 + (vecs - 1).
-  return std::array<TileFn, sizeof...(kIdx)>{&TileF32<kIdx / 4 + 1, kIdx % 4 + 1>...};
+  return std::array<TileFn<TB>, sizeof...(kIdx)>{&TileF32<kIdx / 4 + 1, kIdx % 4 + 1, TB>...};
 }
 }  // namespace detail
 
 // The tile kernel for rows in [1, 8] and vecs in [1, 4].
-HWY_INLINE TileFn GetTileFn(size_t rows, size_t vecs) {
-  static constexpr auto kTable = detail::MakeTileTable(std::make_index_sequence<32>());
+template <class TB = float>
+HWY_INLINE TileFn<TB> GetTileFn(size_t rows, size_t vecs) {
+  static constexpr auto kTable = detail::MakeTileTable<TB>(std::make_index_sequence<32>());
   return kTable[(rows - 1) * 4 + (vecs - 1)];
 }
 
 // C[rows x cols] (+)= A[rows x k] * B[k x cols] for any rows and cols: full tiles of the
 // target's shape, then narrower and shorter tiles for the tails. B rows must be readable up to
 // cols rounded up to a whole vector.
+template <class TB = float>
 HWY_INLINE void MatMulTiles(const float* HWY_RESTRICT a, size_t lda, size_t rows,
-                            const float* HWY_RESTRICT b, size_t ldb, size_t k_count, size_t cols,
+                            const TB* HWY_RESTRICT b, size_t ldb, size_t k_count, size_t cols,
                             TileInit mode, const float* HWY_RESTRICT init, float* HWY_RESTRICT c,
                             size_t ldc) {
   const TileTag d;
@@ -247,23 +280,27 @@ HWY_INLINE void MatMulTiles(const float* HWY_RESTRICT a, size_t lda, size_t rows
     const size_t tile_cols = HWY_MIN(shape.vecs * N, cols - col);
     const size_t vecs = hwy::DivCeil(tile_cols, N);
     const float* row_init = mode == TileInit::kRowVector ? init + col : init;
-    const TileFn full = GetTileFn(shape.rows, vecs);
+    const TileFn<TB> full = GetTileFn<TB>(shape.rows, vecs);
     size_t row = 0;
     for (; row + shape.rows <= rows; row += shape.rows) {
       full(a + row * lda, lda, b + col, ldb, k_count, mode, row_init, c + row * ldc + col, ldc,
            tile_cols);
     }
     if (row < rows) {
-      GetTileFn(rows - row, vecs)(a + row * lda, lda, b + col, ldb, k_count, mode, row_init,
+      GetTileFn<TB>(rows - row, vecs)(a + row * lda, lda, b + col, ldb, k_count, mode, row_init,
                                   c + row * ldc + col, ldc, tile_cols);
     }
   }
 }
 
-// "f32_<rows>x<vectors>v": kernels name themselves after the tile they run.
+// "<prefix><rows>x<vectors>v": kernels name themselves after the tile they run.
+HWY_INLINE std::string TileKernelName(const char* prefix) {
+  return prefix + std::to_string(MaxTileShape().rows) + "x" +
+         std::to_string(MaxTileShape().vecs) + "v";
+}
+
 HWY_INLINE const char* F32KernelName() {
-  static const std::string name = "f32_" + std::to_string(MaxTileShape().rows) + "x" +
-                                  std::to_string(MaxTileShape().vecs) + "v";
+  static const std::string name = TileKernelName("f32_");
   return name.c_str();
 }
 

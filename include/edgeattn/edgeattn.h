@@ -29,7 +29,12 @@ typedef enum edgeattn_status {
   EDGEATTN_ERROR_INTERNAL = 3
 } edgeattn_status;
 
-typedef enum edgeattn_precision { EDGEATTN_FP32 = 0, EDGEATTN_INT8 = 1 } edgeattn_precision;
+typedef enum edgeattn_precision {
+  EDGEATTN_FP32 = 0,
+  EDGEATTN_INT8 = 1,
+  EDGEATTN_BF16 = 2, /* bf16 projection weights (Precision::kBf16) */
+  EDGEATTN_FP16 = 3  /* fp16 projection weights (Precision::kFp16) */
+} edgeattn_precision;
 
 typedef enum edgeattn_rotary_layout {
   EDGEATTN_ROTARY_NONE = 0,
@@ -178,6 +183,8 @@ EDGEATTN_C_API size_t edgeattn_operator_d_model(const edgeattn_operator* op);
  * stay valid after the operator is destroyed. */
 EDGEATTN_C_API const char* edgeattn_operator_projection_kernel(const edgeattn_operator* op);
 EDGEATTN_C_API const char* edgeattn_operator_attention_kernel(const edgeattn_operator* op);
+/* Bytes of the operator's packed projections (weights, scales, biases); 0 for NULL. */
+EDGEATTN_C_API size_t edgeattn_operator_weight_bytes(const edgeattn_operator* op);
 
 /* threads = 0: one per hardware thread. One context per calling thread. */
 EDGEATTN_C_API edgeattn_status edgeattn_context_create(size_t threads, edgeattn_context** out);

@@ -40,11 +40,18 @@ inline constexpr std::size_t kMaxModelDim = 16384;
 inline constexpr std::size_t kMaxSequenceLength = 1 << 20;
 inline constexpr std::size_t kMaxBatch = 1 << 16;
 
-// fp32: every step in float. int8: the four projections run on int8 weights (symmetric, one
-// scale per output channel, quantized once when the operator is built) and int8 activations
-// (quantized at run time with one scale per row and per block of int8_block values); the
-// attention core (Q K^T, softmax, P V) stays float.
-enum class Precision { kFp32, kInt8 };
+// The format of the four projections' weights (the attention core, Q K^T, softmax and P V, is
+// the attention kernel's business: Config::attention_kernel).
+// fp32: every step in float. int8: the projections run on int8 weights (symmetric, one scale
+// per output channel, quantized once when the operator is built) and int8 activations
+// (quantized at run time with one scale per row and per block of int8_block values).
+// bf16, fp16: the weights are held as 16-bit floats (rounded to nearest even when the operator
+// is built from float weights; F16/BF16 safetensors tensors are packed as they are), half the
+// memory of fp32; the kernel says how activations meet them (docs/precision.md).
+enum class Precision { kFp32, kInt8, kBf16, kFp16 };
+
+// "fp32", "int8", "bf16" or "fp16"; "unknown" for a value outside the enum.
+EDGEATTN_API const char* PrecisionName(Precision precision);
 
 // Values per activation scale in int8 mode: a multiple of 4. Smaller blocks follow outlier
 // channels more closely; larger ones are faster. See docs/int8.md.
@@ -193,7 +200,9 @@ struct LoadOptions {
   // Float files do not record the number of heads, so it is required for them. int8 files
   // written by SaveInt8 record it: 0 takes it from the file, anything else must match.
   std::size_t num_heads = 0;
-  // Float files: kInt8 quantizes the projections while loading. int8 files always run int8.
+  // Float files: kInt8 quantizes the projections while loading; kBf16 / kFp16 keep F16 / BF16
+  // weight tensors of that format as they are (no float copy) and round other dtypes once.
+  // int8 files always run int8.
   Precision precision = Precision::kFp32;
   std::size_t int8_block = kDefaultInt8Block;
   // Where the layer's tensors start in a whole-model checkpoint, e.g.
@@ -344,7 +353,8 @@ class EDGEATTN_API MultiheadAttention {
   // safetensors.torch.save_file(mha.state_dict(), path), a whole-model checkpoint (with
   // options.prefix), or an int8 file written by SaveInt8. The file is memory-mapped, not read
   // into a heap copy; F32 tensors are packed straight from the mapping (peak memory: the file
-  // plus the packed weights), F16, BF16 and F64 ones through float32 copies made first.
+  // plus the packed weights), F16, BF16 and F64 ones through float32 copies made first, except
+  // F16 / BF16 weights loaded as Precision::kFp16 / kBf16, packed straight from the mapping.
   static MultiheadAttention Load(const std::string& path, const LoadOptions& options);
   // Load(path, {num_heads, precision, int8_block}): a top-level layer, strict.
   static MultiheadAttention Load(const std::string& path, std::size_t num_heads,
@@ -370,6 +380,8 @@ class EDGEATTN_API MultiheadAttention {
   const char* projection_kernel() const;
   // The attention-core kernel chosen when the operator was built (Config::attention_kernel).
   const char* attention_kernel() const;
+  // Bytes of the packed projections: weights in their kernel's layout, scales and biases.
+  std::size_t weight_bytes() const;
 
   // Cross-attention: query [B, Lq, d], key and value [B, Lk, d] -> out [B, Lq, d].
   // Buffers may alias: query, key and value may be the same or overlapping memory (the result

@@ -330,6 +330,19 @@ int main(void) {
     named.int8_block = 0;
     check(edgeattn_operator_create(&named, &weights, &forced) == EDGEATTN_OK, "best kernel");
     check(strncmp(edgeattn_operator_projection_kernel(forced), "f32_", 4) == 0, "kernel name");
+    check(edgeattn_operator_weight_bytes(forced) > 0, "weight bytes");
+    check(edgeattn_operator_weight_bytes(NULL) == 0, "weight bytes of NULL");
+    {
+      edgeattn_operator* half = NULL;
+      named.precision = EDGEATTN_BF16;
+      check(edgeattn_operator_create(&named, &weights, &half) == EDGEATTN_OK, "bf16 weights");
+      check(strncmp(edgeattn_operator_projection_kernel(half), "f32_bf16w_", 10) == 0,
+            "bf16 kernel name");
+      check(edgeattn_operator_weight_bytes(half) < edgeattn_operator_weight_bytes(forced),
+            "bf16 weights take fewer bytes");
+      edgeattn_operator_destroy(half);
+      named.precision = EDGEATTN_FP32;
+    }
     named.projection_kernel = edgeattn_operator_projection_kernel(forced);
     edgeattn_operator_destroy(forced);
     forced = NULL;

@@ -19,6 +19,7 @@
 namespace edgeattn {
 namespace {
 
+using testing_support::AddOutliers;
 using testing_support::Cosine;
 
 std::vector<float> Forward1(const MultiheadAttention& mha, const std::vector<float>& x,
@@ -35,21 +36,6 @@ MultiheadAttention Int8(const RandomModel& model, std::size_t block = kDefaultIn
   config.precision = Precision::kInt8;
   config.int8_block = block;
   return MultiheadAttention(config, model.view());
-}
-
-// Trained transformers have a few input channels far larger than the rest and a few output
-// channels with larger weights: here 6 input channels x20 and 6 rows of every weight x8.
-void AddOutliers(RandomModel& model, std::vector<float>& x, std::size_t seq) {
-  const std::size_t d = model.config.d_model;
-  for (std::size_t r = 0; r < seq; ++r) {
-    for (std::size_t c : {3, 50, 100, 150, 200, 250}) x[r * d + c] *= 20.0f;
-  }
-  for (std::size_t row : {1, 40, 80, 120, 160, 200}) {
-    for (std::size_t c = 0; c < d; ++c) {
-      for (std::size_t m = 0; m < 3; ++m) model.in_proj_weight[(m * d + row) * d + c] *= 8.0f;
-      model.out_proj_weight[row * d + c] *= 8.0f;
-    }
-  }
 }
 
 TEST(Int8Test, ContractShapesCloseToFp32) {

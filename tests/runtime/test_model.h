@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "edgeattn/edgeattn.hpp"
+#include "runtime/benchmark_case.h"
 #include "tests/test_support.h"
 
 namespace edgeattn {
@@ -51,6 +52,31 @@ struct GqaModel {
     return c;
   }
 };
+
+// Self-attention over x [seq, d_model] on a context of `threads` threads.
+inline std::vector<float> SelfAttention(const MultiheadAttention& mha, const std::vector<float>& x,
+                                        std::size_t seq, std::size_t threads = 1) {
+  const std::size_t d = mha.config().d_model;
+  std::vector<float> y(x.size());
+  Context context(threads);
+  mha.Forward(context, {x.data(), 1, seq, d}, {y.data(), 1, seq, d});
+  return y;
+}
+
+// Trained transformers have a few input channels far larger than the rest and a few output
+// channels with larger weights: here 6 input channels x20 and 6 rows of every weight x8.
+inline void AddOutliers(RandomModel& model, std::vector<float>& x, std::size_t seq) {
+  const std::size_t d = model.config.d_model;
+  for (std::size_t r = 0; r < seq; ++r) {
+    for (std::size_t c : {3, 50, 100, 150, 200, 250}) x[r * d + c] *= 20.0f;
+  }
+  for (std::size_t row : {1, 40, 80, 120, 160, 200}) {
+    for (std::size_t c = 0; c < d; ++c) {
+      for (std::size_t m = 0; m < 3; ++m) model.in_proj_weight[(m * d + row) * d + c] *= 8.0f;
+      model.out_proj_weight[row * d + c] *= 8.0f;
+    }
+  }
+}
 
 }  // namespace testing_support
 }  // namespace edgeattn

@@ -2,7 +2,6 @@
 // double-precision scalar product: odd sizes around the tile and panel widths, strided inputs,
 // any split of rows and panels, and pack/unpack.
 #include <cmath>
-#include <cstring>
 #include <vector>
 
 #undef HWY_TARGET_INCLUDE
@@ -14,6 +13,7 @@
 #include "simd/projection_kernel.h"
 #include "simd/targets.h"
 #include "tests/simd/packed_weights.h"
+#include "tests/simd/projection_check.h"
 #include "tests/test_support.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -21,14 +21,13 @@ namespace edgeattn {
 namespace HWY_NAMESPACE {
 namespace {
 
-using testing_support::kFloatEps;
+using testing_support::CheckProjection;
 using testing_support::RandomNormal;
-
-constexpr float kSentinel = -12345.0f;
 
 void CheckCase(const simd::ProjectionKernel& kernel, size_t m, size_t n, size_t k, bool with_bias,
                uint32_t seed) {
-  const size_t lda = k + 3;  // strides wider than the data: padding must be neither read nor written
+  // Strides wider than the data: padding must be neither read nor written.
+  const size_t lda = k + 3;
   const size_t ldc = n + 5;
   const std::vector<float> a = RandomNormal(m * lda, seed);
   const std::vector<float> w = RandomNormal(n * k, seed + 1);
@@ -38,41 +37,16 @@ void CheckCase(const simd::ProjectionKernel& kernel, size_t m, size_t n, size_t 
   kernel.unpack(packed.packed.get(), n, k, 0, unpacked.data());
   ASSERT_EQ(unpacked, w) << kernel.name << ": unpack gives back what was packed";
   const simd::ProjectionInput in{a.data(), lda, {}};
-  const size_t panels = packed.panels(kernel);
-  std::vector<float> c(m * ldc, kSentinel);
-  kernel.run(in, 0, m, packed.view, 0, panels, c.data(), ldc);
-
-  for (size_t i = 0; i < m; ++i) {
-    for (size_t j = 0; j < ldc; ++j) {
-      const float got = c[i * ldc + j];
-      if (j >= n) {
-        ASSERT_EQ(got, kSentinel) << "wrote outside C at " << i << "," << j;
-        continue;
-      }
-      double ref = with_bias ? bias[j] : 0.0;
-      double abs_sum = with_bias ? std::fabs(bias[j]) : 0.0;
-      for (size_t x = 0; x < k; ++x) {
-        ref += double(a[i * lda + x]) * w[j * k + x];
-        abs_sum += std::fabs(double(a[i * lda + x]) * w[j * k + x]);
-      }
-      // A sum of k+1 terms with one rounding per fused multiply-add is off by at most
-      // gamma_{k+1} * sum |terms|, gamma_n = n u / (1 - n u) (Higham, 3.1); doubled for margin.
-      const double tol = 2.0 * (k + 1) * kFloatEps * abs_sum + 1e-30;
-      ASSERT_NEAR(got, ref, tol) << kernel.name << " m=" << m << " n=" << n << " k=" << k
-                                 << " at " << i << "," << j;
+  CheckProjection(kernel, packed, in, m, k, ldc, [&](size_t i, size_t j) {
+    testing_support::ReferenceSum ref{with_bias ? bias[j] : 0.0,
+                                      with_bias ? std::fabs(bias[j]) : 0.0};
+    for (size_t x = 0; x < k; ++x) {
+      const double term = double(a[i * lda + x]) * w[j * k + x];
+      ref.sum += term;
+      ref.abs_sum += std::fabs(term);
     }
-  }
-
-  // Any split of rows and panels between workers computes bit-identical results.
-  std::vector<float> split(m * ldc, kSentinel);
-  const size_t row_cut = m / 3;
-  const size_t panel_cut = panels / 2;
-  const size_t row_ranges[2][2] = {{0, row_cut}, {row_cut, m}};
-  for (const auto& rows : row_ranges) {
-    kernel.run(in, rows[0], rows[1], packed.view, 0, panel_cut, split.data(), ldc);
-    kernel.run(in, rows[0], rows[1], packed.view, panel_cut, panels, split.data(), ldc);
-  }
-  ASSERT_EQ(0, std::memcmp(split.data(), c.data(), c.size() * sizeof(float))) << kernel.name;
+    return ref;
+  });
 }
 
 void TestGemmMatchesScalar() {

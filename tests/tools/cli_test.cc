@@ -168,7 +168,7 @@ TEST(CliTest, RunErrorsNameTheArgument) {
   r = RunCli("run --weights /nonexistent.safetensors --heads 1 --input x --output y");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("/nonexistent.safetensors"), std::string::npos) << r.output;
-  r = RunCli(base + " --heads 4 --precision fp16");
+  r = RunCli(base + " --heads 4 --precision fp8");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("--precision"), std::string::npos) << r.output;
   // Mask files of the wrong dtype or shape (the first case is [7, 16], 4 heads).
@@ -234,6 +234,25 @@ TEST(CliTest, QuantizeThenRunInt8) {
              c.Path("_query.npy") + " --output " + dir + "x.npy");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("holds int8 weights"), std::string::npos) << r.output;
+  r = RunCli("run --weights " + dir + "q.safetensors --precision bf16 --input " +
+             c.Path("_query.npy") + " --output " + dir + "x.npy");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("--precision bf16"), std::string::npos) << r.output;
+}
+
+// Half-precision weights from a float file: close to PyTorch's output.
+TEST(CliTest, RunWithHalfWeights) {
+  const auto cases = testing_support::LoadGoldenCases();
+  const auto& c = cases[1];  // self_batched
+  const std::string out = ::testing::TempDir() + "half.npy";
+  const NpyArray expected = ReadNpy(c.Path("_output.npy"));
+  for (const char* precision : {"bf16", "fp16"}) {
+    const Result r = RunCli("run --weights " + c.Path(".safetensors") + " --heads " +
+                            std::to_string(c.heads) + " --precision " + precision +
+                            " --input " + c.Path("_query.npy") + " --output " + out);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_GT(testing_support::Cosine(ReadNpy(out).data, expected.data), 0.9999) << precision;
+  }
 }
 
 std::string Contents(const std::string& path) {
@@ -715,6 +734,12 @@ TEST(CliTest, InfoAndHelp) {
   for (const std::string& name : int8) {
     EXPECT_NE(r.output.find(" " + name), std::string::npos) << name << " missing: " << r.output;
   }
+  EXPECT_NE(r.output.find("bf16 kernels:        " + ProjectionKernels(Precision::kBf16).front()),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("fp16 kernels:        " + ProjectionKernels(Precision::kFp16).front()),
+            std::string::npos)
+      << r.output;
   for (const char* sub : {"run", "bench", "quantize", "info"}) {
     r = RunCli(std::string(sub) + " --help");
     EXPECT_EQ(r.exit_code, 0) << sub;

@@ -94,6 +94,10 @@ Command AddInfoCommand(CLI::App& parent) {
             std::printf("int8 kernels:        %s\n", Join(int8).c_str());
             // What an operator built without Config::projection_kernel uses.
             std::printf("int8 chosen:         %s\n", int8.empty() ? "(none)" : int8[0].c_str());
+            std::printf("bf16 kernels:        %s\n",
+                        Join(edgeattn::ProjectionKernels(Precision::kBf16)).c_str());
+            std::printf("fp16 kernels:        %s\n",
+                        Join(edgeattn::ProjectionKernels(Precision::kFp16)).c_str());
             std::printf("attention kernels:   %s\n", Join(edgeattn::AttentionKernels()).c_str());
             PrintThreadPool();
             return 0;

@@ -15,6 +15,19 @@ LoadOptions LayerFlags::ToLoadOptions(std::size_t heads, Precision precision,
   return options;
 }
 
+std::vector<std::string> PrecisionNames() {
+  std::vector<std::string> names;
+  for (Precision precision : kPrecisions) names.emplace_back(PrecisionName(precision));
+  return names;
+}
+
+Precision PrecisionNamed(const std::string& name) {
+  for (Precision precision : kPrecisions) {
+    if (name == PrecisionName(precision)) return precision;
+  }
+  throw Error("--precision: expected one of fp32, int8, bf16, fp16, got '" + name + "'");
+}
+
 void AddLayerFlags(CLI::App* app, LayerFlags* flags) {
   app->add_option("--prefix", flags->prefix,
                   "Load the attention layer whose tensors start with this prefix in a "

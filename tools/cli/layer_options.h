@@ -2,6 +2,9 @@
 #ifndef EDGEATTN_TOOLS_CLI_LAYER_OPTIONS_H_
 #define EDGEATTN_TOOLS_CLI_LAYER_OPTIONS_H_
 
+#include <string>
+#include <vector>
+
 #include <CLI/CLI.hpp>
 
 #include "edgeattn/edgeattn.hpp"
@@ -20,6 +23,13 @@ struct LayerFlags {
 
 // --prefix, --non-strict, --no-bias.
 void AddLayerFlags(CLI::App* app, LayerFlags* flags);
+
+// Every precision, in the order the CLI lists them.
+inline constexpr Precision kPrecisions[] = {Precision::kFp32, Precision::kInt8, Precision::kBf16,
+                                            Precision::kFp16};
+// Their names ("fp32", "int8", "bf16", "fp16"), and the precision of a name among them.
+std::vector<std::string> PrecisionNames();
+Precision PrecisionNamed(const std::string& name);
 
 }  // namespace cli
 }  // namespace edgeattn

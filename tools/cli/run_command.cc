@@ -111,12 +111,13 @@ int Run(const RunOptions& o) {
                 std::string(o.key.empty() ? "--value" : "--key"));
   }
   CheckOutputs(o);
-  const Precision precision = o.precision == "int8" ? Precision::kInt8 : Precision::kFp32;
+  const Precision precision = o.precision == "auto" ? Precision::kFp32 : PrecisionNamed(o.precision);
   LoadOptions load = o.layer.ToLoadOptions(o.heads, precision, o.int8_block);
   load.math = o.math.ToMath();
   const MultiheadAttention mha = MultiheadAttention::Load(o.weights, load);
-  if (o.precision == "fp32" && mha.config().precision == Precision::kInt8) {
-    throw Error("--precision fp32: '" + o.weights +
+  if (o.precision != "auto" && precision != Precision::kInt8 &&
+      mha.config().precision == Precision::kInt8) {
+    throw Error("--precision " + o.precision + ": '" + o.weights +
                 "' holds int8 weights (written by edgeattn quantize); use the float file");
   }
   const NpyArray x = ReadNpy(o.input);
@@ -193,9 +194,10 @@ Command AddRunCommand(CLI::App& parent) {
   app->add_flag("--per-head-weights", o->per_head_weights,
                 "--weights-output per head instead of averaged");
   app->add_option("--precision", o->precision,
-                  "fp32, or int8 (quantizes a float file's projections on the fly); auto: int8 "
-                  "for int8 files, fp32 otherwise")
-      ->check(CLI::IsMember({"auto", "fp32", "int8"}))
+                  "Projection weights: fp32; int8 (quantizes a float file's projections on the "
+                  "fly); bf16 or fp16 (half the memory; F16/BF16 files are used as they are); "
+                  "auto: int8 for int8 files, fp32 otherwise")
+      ->check(CLI::IsMember({"auto", "fp32", "int8", "bf16", "fp16"}))
       ->capture_default_str();
   app->add_option("--int8-block", o->int8_block,
                   "int8: activation values per quantization scale (multiple of 4)")

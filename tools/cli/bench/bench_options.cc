@@ -8,6 +8,7 @@
 #include "runtime/benchmark_case.h"
 #include "runtime/text_checks.h"
 #include "tools/cli/bench/process_memory.h"
+#include "tools/cli/layer_options.h"
 
 namespace edgeattn {
 namespace cli {
@@ -148,9 +149,10 @@ void AddBenchOptions(CLI::App* app, BenchOptions* o) {
   app->add_option("--threads", o->threads,
                   "Thread counts: 1,2 or a sweep 1:8:x2 (default: 1 and all hardware threads)");
   CLI::Option* precision =
-      app->add_option("--precision", o->precisions, "Paths to measure, e.g. fp32,int8")
+      app->add_option("--precision", o->precisions,
+                      "Projection weight formats to measure, e.g. fp32,int8,bf16,fp16")
           ->delimiter(',')
-          ->check(CLI::IsMember({"fp32", "int8"}))
+          ->check(CLI::IsMember(PrecisionNames()))
           ->capture_default_str();
   app->add_option("--kernel", o->kernels,
                   "Projection kernels to measure instead, by name (edgeattn info lists this "
@@ -340,7 +342,7 @@ std::vector<std::size_t> ThreadCounts(const std::string& text) {
 // The precision whose kernels this CPU runs include `name`; throws naming them otherwise.
 Precision KernelPrecision(const std::string& name) {
   std::string names;
-  for (Precision precision : {Precision::kFp32, Precision::kInt8}) {
+  for (Precision precision : kPrecisions) {
     for (const std::string& kernel : ProjectionKernels(precision)) {
       if (kernel == name) return precision;
       names += (names.empty() ? "" : ", ") + kernel;
@@ -362,7 +364,7 @@ std::vector<BenchMode> Modes(const BenchOptions& o) {
   for (const std::string& name : o.kernels) add({KernelPrecision(name), name});
   if (!o.kernels.empty()) return modes;
   for (const std::string& p : o.precisions) {
-    add({p == "int8" ? Precision::kInt8 : Precision::kFp32, ""});
+    add({PrecisionNamed(p), ""});
   }
   return modes;
 }

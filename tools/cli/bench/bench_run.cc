@@ -18,8 +18,6 @@ namespace edgeattn {
 namespace cli {
 namespace {
 
-const char* PrecisionName(Precision p) { return p == Precision::kInt8 ? "int8" : "fp32"; }
-
 std::string GroupLabel(const BenchGroup& g) {
   std::string label = g.shape + (g.decode ? std::string(" ") + CaseName(g) : "") + " B" + std::to_string(g.batch) +
                       " L" + std::to_string(g.seq) + " Lk" + std::to_string(g.key_len);
@@ -69,6 +67,7 @@ Row MeasureRow(const GroupRun& run, const BenchMode& mode, std::size_t threads,
   config.projection_kernel = mode.kernel;
   const MultiheadAttention mha(config, run.model.view());
   row.kernel = mha.projection_kernel();
+  row.weight_bytes = mha.weight_bytes();
   row.attention_kernel = mha.attention_kernel();
   Context context(threads);
   row.threads = context.threads();

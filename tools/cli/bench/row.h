@@ -26,7 +26,7 @@ struct Accuracy {
 
 struct Row {
   BenchGroup group;
-  std::string mode;         // "fp32", "int8" or "reference"
+  std::string mode;         // "fp32", "int8", "bf16", "fp16" or "reference"
   std::string kernel;            // the projection kernel ("" for the reference)
   std::string attention_kernel;  // the attention-core kernel ("" for the reference)
   std::size_t threads = 1;  // as the context runs them (0 asked = every hardware thread)
@@ -38,6 +38,7 @@ struct Row {
   std::optional<Accuracy> accuracy;             // against the reference
   std::optional<double> speedup_vs_reference;
   std::optional<double> speedup_vs_first_threads;  // over the first thread count measured
+  std::size_t weight_bytes = 0;                    // the operator's packed projections
   std::size_t workspace_bytes = 0;                 // the context's scratch memory
   std::size_t cache_bytes = 0;                     // decode: the KV cache
   std::optional<std::size_t> peak_rss_bytes;       // the process's RSS high-water mark

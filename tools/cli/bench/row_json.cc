@@ -62,6 +62,7 @@ void AddResults(const Row& r, nlohmann::ordered_json& j) {
   j["cosine"] = r.accuracy ? nlohmann::ordered_json(r.accuracy->cosine) : nullptr;
   j["speedup_vs_reference"] = Opt(r.speedup_vs_reference);
   j["speedup_vs_first_threads"] = Opt(r.speedup_vs_first_threads);
+  j["weight_bytes"] = r.weight_bytes ? nlohmann::ordered_json(r.weight_bytes) : nullptr;
   j["workspace_bytes"] = r.workspace_bytes;
   j["cache_bytes"] = r.cache_bytes;
   j["peak_rss_bytes"] = Opt(r.peak_rss_bytes);

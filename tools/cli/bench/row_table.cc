@@ -84,6 +84,9 @@ std::vector<Column> Columns(const BenchEnvironment& env) {
        }},
       {"vs ref", 8, [](const Row& r) { return Number(r.speedup_vs_reference, "%.1fx"); }},
       {"vs 1st", 7, [](const Row& r) { return Number(r.speedup_vs_first_threads, "%.2fx"); }},
+      {"wts MiB", 8, [](const Row& r) {
+         return r.weight_bytes ? Format("%.2f", r.weight_bytes / 1048576.0) : "-";
+       }},
       {"work MiB", 9, [](const Row& r) {
          return Format("%.2f", (r.workspace_bytes + r.cache_bytes) / 1048576.0);
        }},

@@ -1,0 +1,166 @@
+// Every half-precision weight kernel of every compiled target, forced one by one, against a
+// scalar model of its rounding (simd/gemm_half.h): the widening kernels compute exact products
+// of fp32 activations and the widened weights; the bf16 dot-product kernel rounds activations to
+// bf16 (nearest even, subnormals to zero) and reads subnormal weights as zero. Odd sizes around
+// the tile and panel widths, strided inputs, any split of rows and panels, pack/unpack, and
+// NaN, infinite and subnormal weights.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "tests/simd/gemm_half_test.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "hwy/highway.h"
+#include "hwy/tests/hwy_gtest.h"
+#include "simd/cpu_features.h"
+#include "simd/half_float.h"
+#include "simd/projection_kernel.h"
+#include "simd/targets.h"
+#include "tests/simd/packed_weights.h"
+#include "tests/simd/projection_check.h"
+#include "tests/test_support.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace edgeattn {
+namespace HWY_NAMESPACE {
+namespace {
+
+using testing_support::CheckProjection;
+using testing_support::RandomNormal;
+
+bool IsDotKernel(const simd::ProjectionKernel& kernel) {
+  return std::string(kernel.name).find("_dpbf16_") != std::string::npos;
+}
+
+float Widen(simd::WeightType type, uint16_t bits) {
+  return type == simd::WeightType::kBf16 ? simd::F32FromBf16(bits) : simd::F32FromF16(bits);
+}
+
+uint16_t Narrow(simd::WeightType type, float value) {
+  return type == simd::WeightType::kBf16 ? simd::Bf16FromF32(value) : simd::F16FromF32(value);
+}
+
+// What the kernel multiplies: the activation and the weight as its contract rounds them.
+float ModelActivation(const simd::ProjectionKernel& kernel, float a) {
+  if (!IsDotKernel(kernel)) return a;
+  return std::fpclassify(a) == FP_SUBNORMAL ? std::copysign(0.0f, a)
+                                            : simd::F32FromBf16(simd::Bf16FromF32(a));
+}
+
+float ModelWeight(const simd::ProjectionKernel& kernel, uint16_t bits) {
+  const float w = Widen(kernel.weights, bits);
+  return IsDotKernel(kernel) && std::fpclassify(w) == FP_SUBNORMAL ? std::copysign(0.0f, w) : w;
+}
+
+// C = A W^T + bias by the kernel and by the model (simd/gemm_half.h's rounding).
+void CheckCase(const simd::ProjectionKernel& kernel, size_t m, size_t n, size_t k, bool with_bias,
+               const std::vector<uint16_t>& w, uint32_t seed) {
+  // Strides wider than the data: padding must be neither read nor written.
+  const size_t lda = k + 3;
+  const size_t ldc = n + 5;
+  const std::vector<float> a = RandomNormal(m * lda, seed);
+  const std::vector<float> bias = with_bias ? RandomNormal(n, seed + 2) : std::vector<float>();
+  const testing_support::PackedWeights packed(kernel, w.data(), n, k, 0, {}, bias);
+  std::vector<uint16_t> unpacked(n * k);
+  kernel.unpack(packed.packed.get(), n, k, 0, unpacked.data());
+  ASSERT_EQ(unpacked, w) << kernel.name << ": unpack gives back what was packed";
+  const simd::ProjectionInput in{a.data(), lda, {}};
+  CheckProjection(kernel, packed, in, m, k, ldc, [&](size_t i, size_t j) {
+    testing_support::ReferenceSum ref{with_bias ? bias[j] : 0.0,
+                                      with_bias ? std::fabs(bias[j]) : 0.0};
+    for (size_t x = 0; x < k; ++x) {
+      const double term =
+          double(ModelActivation(kernel, a[i * lda + x])) * ModelWeight(kernel, w[j * k + x]);
+      ref.sum += term;
+      ref.abs_sum += std::fabs(term);
+    }
+    return ref;
+  });
+}
+
+std::vector<uint16_t> RoundedWeights(simd::WeightType type, size_t count, uint32_t seed) {
+  const std::vector<float> w = RandomNormal(count, seed);
+  std::vector<uint16_t> bits(count);
+  for (size_t i = 0; i < count; ++i) bits[i] = Narrow(type, w[i]);
+  return bits;
+}
+
+std::vector<const simd::ProjectionKernel*> HalfKernels() {
+  std::vector<const simd::ProjectionKernel*> kernels;
+  for (simd::WeightType type : {simd::WeightType::kBf16, simd::WeightType::kF16}) {
+    const std::vector<const simd::ProjectionKernel*> listed = simd::ProjectionKernels(type);
+    EXPECT_FALSE(listed.empty());
+    for (const simd::ProjectionKernel* kernel : listed) {
+      EXPECT_EQ(kernel->weights, type) << kernel->name;
+      EXPECT_EQ(kernel->activations, simd::ActivationType::kF32) << kernel->name;
+      EXPECT_EQ(simd::FindProjectionKernel(type, kernel->name), kernel);
+      kernels.push_back(kernel);
+    }
+  }
+  return kernels;
+}
+
+void TestHalfKernelsMatchModel() {
+  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(HWY_TARGET));
+  const std::vector<const simd::ProjectionKernel*> kernels = HalfKernels();
+  // The dot-product kernel is listed exactly where the CPU has AVX512-BF16 and the target is
+  // an x86 AVX-512 one.
+  bool dot_listed = false;
+  for (const simd::ProjectionKernel* kernel : kernels) dot_listed |= IsDotKernel(*kernel);
+  EXPECT_EQ(dot_listed, HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3 && simd::CpuHasAvx512Bf16());
+
+  const size_t sizes_m[] = {1, 3, 6, 7, 17, 63, 129};
+  const size_t sizes_n[] = {1, 3, 17, 63, 65, 129};
+  const size_t sizes_k[] = {1, 2, 3, 17, 63, 129, 257, 600};
+  uint32_t seed = 1;
+  for (size_t m : sizes_m) {
+    for (size_t n : sizes_n) {
+      for (size_t k : sizes_k) {
+        if (m * n * k > 150000) continue;
+        for (const simd::ProjectionKernel* kernel : kernels) {
+          const std::vector<uint16_t> w = RoundedWeights(kernel->weights, n * k, seed + 1);
+          CheckCase(*kernel, m, n, k, (seed & 1) != 0, w, seed);
+          if (::testing::Test::HasFatalFailure()) return;
+        }
+        seed += 3;
+      }
+    }
+  }
+}
+
+// NaN and infinite weights make their output column non-finite and leave the others alone;
+// subnormal halves are exact for the widening kernels and zero for the dot-product kernel.
+void TestHalfKernelsSpecialWeights() {
+  const size_t m = 7, n = 70, k = 19;
+  for (const simd::ProjectionKernel* kernel : HalfKernels()) {
+    const simd::WeightType type = kernel->weights;
+    std::vector<uint16_t> w = RoundedWeights(type, n * k, 5);
+    const float inf = std::numeric_limits<float>::infinity();
+    w[3 * k + 4] = Narrow(type, std::numeric_limits<float>::quiet_NaN());
+    w[10 * k + 0] = Narrow(type, inf);
+    w[66 * k + 18] = Narrow(type, -inf);
+    for (size_t i = 0; i < k; ++i) w[20 * k + i] = static_cast<uint16_t>(1 + i);  // subnormals
+    w[21 * k + 2] = 0x8001;  // the smallest negative subnormal
+    CheckCase(*kernel, m, n, k, true, w, 9);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
+}  // namespace
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace edgeattn
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace edgeattn {
+HWY_BEFORE_TEST(GemmHalfTest);
+HWY_EXPORT_AND_TEST_P(GemmHalfTest, TestHalfKernelsMatchModel);
+HWY_EXPORT_AND_TEST_P(GemmHalfTest, TestHalfKernelsSpecialWeights);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GemmHalfTest);
+}  // namespace edgeattn
+#endif
