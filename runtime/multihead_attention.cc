@@ -140,6 +140,10 @@ void MultiheadAttention::SaveInt8(const std::string& path) const {
   if (impl.projections.q.kernel().weights != simd::WeightType::kQc8) {
     throw Error("SaveInt8: expected an operator built with Precision::kInt8, got fp32");
   }
+  if (!impl.math.sinks.empty() || !impl.math.q_norm_weight.empty()) {
+    throw Error("SaveInt8: int8 files hold the projections only, and this operator has learned "
+                "sinks or Q/K norm weights (keep the float file)");
+  }
   // Everything is read back from the packed projections, the values through their kernel's
   // unpack (the file format does not depend on the kernel's layout).
   const MhaProjections& p = impl.projections;

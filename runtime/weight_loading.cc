@@ -96,12 +96,39 @@ FloatSpan FloatTensor(const SafetensorsFile& file, const std::string& name,
 
 namespace {
 
+// The learned parts of the attention step a Llama-family layer may hold: gpt-oss's `sinks`
+// [heads] (used when present) and Qwen3's `q_norm.weight`, `k_norm.weight` [head_dim] (used
+// with options.math.qk_norm; strict loading refuses them without it, as they would change the
+// result).
+void ViewStepTensors(const SafetensorsFile& file, const std::string& prefix,
+                     const LoadOptions& options, LayerWeights* layer) {
+  const auto has = [&](const char* name) { return file.tensors().count(prefix + name) != 0; };
+  const std::size_t heads = layer->config.num_heads;
+  const std::size_t dk = layer->config.d_model / heads;
+  WeightsView& w = layer->floats;
+  if (has("sinks")) w.sinks = FloatTensor(file, prefix + "sinks", {heads}, &layer->copies);
+  for (const char* name : {"q_norm.weight", "k_norm.weight"}) {
+    if (!has(name)) continue;
+    if (!options.math.qk_norm) {
+      if (!options.strict) continue;
+      throw Error(file.source() + ": '" + Printable(prefix + name) +
+                  "' is a norm of Q and K: expected LoadOptions.math.qk_norm (or non-strict "
+                  "loading, which ignores it)");
+    }
+    const FloatSpan weight = FloatTensor(file, prefix + name, {dk}, &layer->copies);
+    (name[0] == 'q' ? w.q_norm_weight : w.k_norm_weight) = weight;
+  }
+}
+
 LayerWeights ReadFloatLayer(const SafetensorsFile& file, const LoadOptions& options) {
   const NameRules rules{NormalizePrefix(options.prefix), options.strict, options.no_bias};
   const MatchedNames names = MatchLayerNames(TensorNames(file), rules, file.source());
   LayerWeights layer;
   layer.config = FloatConfig(file, names, options);
   ViewFloatTensors(file, names, &layer);
+  if (std::string(names.scheme->family) == "llama") {
+    ViewStepTensors(file, rules.prefix, options, &layer);
+  }
   return layer;
 }
 

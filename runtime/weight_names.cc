@@ -229,7 +229,9 @@ const std::vector<NameScheme>& NameSchemes() {
        {0, kQb | kKb | kVb, kQb | kKb | kVb | kOb},
        "Llama-style attention has no biases (Llama, Mistral, Gemma), biases on q_proj, k_proj "
        "and v_proj (Qwen2), or on all four",
-       {"rotary_emb.inv_freq"}},
+       // Not projections: rotary frequencies (edgeattn computes its own), and the attention
+       // step's learned tensors, which weight_loading.cc reads (sinks, Q/K norm weights).
+       {"rotary_emb.inv_freq", "sinks", "q_norm.weight", "k_norm.weight"}},
   };
   return schemes;
 }

@@ -110,7 +110,8 @@ typedef struct edgeattn_load_options {
   int no_bias;        /* 1: bias=False, the layer has no biases (strict: none may be present) */
   const char* projection_kernel; /* as in edgeattn_config */
   const char* attention_kernel;
-  edgeattn_attention_math math; /* sinks and norm weights are not read from files */
+  edgeattn_attention_math math; /* as LoadOptions::math: sinks and Q/K norm weights of a
+                                   Llama-family layer are read from the file */
 } edgeattn_load_options;
 
 typedef enum edgeattn_attention_weights {

@@ -218,8 +218,9 @@ struct LoadOptions {
   // the best this CPU runs.
   std::string projection_kernel = "";
   std::string attention_kernel = "";
-  // As Config::math. The learned sinks and norm weights are not read from files: build the
-  // operator from a WeightsView for them.
+  // As Config::math. A Llama-family layer's learned `sinks` (gpt-oss) are used when present;
+  // its `q_norm.weight` and `k_norm.weight` (Qwen3) with math.qk_norm (strict loading refuses
+  // them without). int8 files hold neither.
   AttentionMath math{};
 };
 

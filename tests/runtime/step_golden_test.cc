@@ -14,6 +14,7 @@
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/npy.hpp"
 #include "edgeattn/safetensors.hpp"
+#include "tests/expect_error.h"
 #include "tests/golden_cases.h"
 #include "tests/test_support.h"
 
@@ -59,6 +60,17 @@ struct StepCase {
     const auto it = tensors.find(tensor);
     if (it == tensors.end()) return {};
     return {it->second.data(), it->second.size()};
+  }
+  // The case's mask and rotary positions (read into *positions).
+  ForwardOptions Options(std::vector<std::size_t>* positions) const {
+    ForwardOptions options;
+    options.is_causal = json.at("causal").get<bool>();
+    if (json.value("positions", false)) {
+      for (float p : ReadNpy(Path("_positions.npy")).data) positions->push_back(std::size_t(p));
+      options.positions = {positions->data(), positions->size()};
+      options.key_positions = options.positions;
+    }
+    return options;
   }
   MultiheadAttention Build(Precision precision) const {
     const std::size_t heads = json.at("heads").get<std::size_t>();
@@ -115,13 +127,7 @@ TEST_P(StepGoldenTest, ForwardMatchesPyTorch) {
     const NpyArray want = ReadNpy(c.Path("_output.npy"));
     const std::size_t batch = x.shape[0], length = x.shape[1], d = x.shape[2];
     std::vector<std::size_t> positions;
-    ForwardOptions options;
-    options.is_causal = c.json.at("causal").get<bool>();
-    if (c.json.value("positions", false)) {
-      for (float p : ReadNpy(c.Path("_positions.npy")).data) positions.push_back(std::size_t(p));
-      options.positions = {positions.data(), positions.size()};
-      options.key_positions = options.positions;
-    }
+    const ForwardOptions options = c.Options(&positions);
     Context one(1), three(3);
     std::vector<float> out(x.data.size()), out3(x.data.size());
     mha.Forward(one, {x.data.data(), batch, length, d}, {out.data(), batch, length, d}, options);
@@ -164,6 +170,45 @@ TEST_P(StepGoldenTest, DecodeStepsMatchPyTorch) {
     }
   }
   EXPECT_EQ(decoded, 5u);
+}
+
+// Loaded from the file (Llama names: sinks and Q/K norm weights read along), the same.
+TEST_P(StepGoldenTest, LoadedLayersMatchPyTorch) {
+  for (const StepCase& c : LoadCases()) {
+    SCOPED_TRACE(c.name());
+    LoadOptions load;
+    load.num_heads = c.json.at("heads").get<std::size_t>();
+    load.precision = GetParam();
+    load.math = ToMath(c.json.at("math"));
+    const MultiheadAttention mha = MultiheadAttention::Load(c.Path(".safetensors"), load);
+    const NpyArray x = ReadNpy(c.Path("_query.npy"));
+    const NpyArray want = ReadNpy(c.Path("_output.npy"));
+    std::vector<std::size_t> positions;
+    const ForwardOptions options = c.Options(&positions);
+    Context context(2);
+    std::vector<float> out(x.data.size());
+    mha.Forward(context, {x.data.data(), x.shape[0], x.shape[1], x.shape[2]},
+                {out.data(), x.shape[0], x.shape[1], x.shape[2]}, options);
+    ExpectMatches(out, want.data, GetParam());
+  }
+}
+
+// Norm weights in a file change the result: strict loading wants math.qk_norm for them; and
+// int8 files, which hold projections only, are refused for an operator with learned parts.
+TEST(StepGoldenTest, LearnedTensorsAreNotDroppedSilently) {
+  const std::string path = TestDataDir() + "/golden/step_combined.safetensors";
+  LoadOptions load;
+  load.num_heads = 4;
+  testing_support::ExpectError([&] { MultiheadAttention::Load(path, load); },
+                               {"q_norm.weight", "LoadOptions.math.qk_norm"});
+  load.strict = false;
+  EXPECT_NO_THROW(MultiheadAttention::Load(path, load));
+  load.strict = true;
+  load.math.qk_norm = true;
+  load.precision = Precision::kInt8;
+  const MultiheadAttention int8 = MultiheadAttention::Load(path, load);
+  testing_support::ExpectError([&] { int8.SaveInt8(::testing::TempDir() + "never.safetensors"); },
+                               {"SaveInt8", "sinks or Q/K norm weights"});
 }
 
 INSTANTIATE_TEST_SUITE_P(Precisions, StepGoldenTest,

@@ -241,12 +241,12 @@ TEST(WeightLoadingTest, FamilyBiasRules) {
   Checkpoint whisper;
   AddSeparate(&whisper, mha, "", kWhisper, whisper_no_q);
   ExpectLoadError(whisper.bytes(), Options(4), {"without 'q_proj.bias'"});
-  // Parts of an attention block edgeattn does not compute (Gemma 3 / Qwen3 q_norm) and
-  // typos of a family's names are named.
+  // A Q/K norm (Gemma 3 / Qwen3 q_norm) without LoadOptions.math.qk_norm would change the
+  // result unasked, and typos of a family's names are named.
   Checkpoint gemma;
   AddSeparate(&gemma, m, "", kLlama, kNoBias);
   gemma.Add("q_norm.weight", std::vector<float>(8, 1.0f));
-  ExpectLoadError(gemma.bytes(), Options(4), {"unexpected tensors 'q_norm.weight'"});
+  ExpectLoadError(gemma.bytes(), Options(4), {"'q_norm.weight'", "LoadOptions.math.qk_norm"});
   Checkpoint typo;
   AddSeparate(&typo, mha, "", kBert, kBertBias);
   typo.Add("output.LayerNorm.wieght", mha.bo);

@@ -104,8 +104,8 @@ TEST(CliTest, RunReproducesPyTorch) {
   }
 }
 
-// The attention step's flags reproduce the PyTorch goldens whose features need no learned
-// weights (tools/make_step_golden.py), and are checked.
+// The attention step's flags reproduce the PyTorch goldens (tools/make_step_golden.py; the
+// layer's sinks and norm weights read from its file), and are checked.
 TEST(CliTest, RunStepMathReproducesPyTorch) {
   const std::string dir = std::string(testing_support::TestDataDir()) + "/golden/";
   const struct {
@@ -116,6 +116,8 @@ TEST(CliTest, RunStepMathReproducesPyTorch) {
       {"step_softcap", "--causal --softcap 1.5"},
       {"step_score_scale", "--score-scale 0.25"},
       {"step_rotary_interleaved", "--causal --rotary-layout interleaved"},
+      {"step_combined", "--causal --score-scale 0.3 --softcap 3 --window 12 --qk-norm-eps 1e-6 "
+                        "--rotary-layout halves --rotary-dim 6 --rotary-base 1000"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -498,6 +500,11 @@ TEST(CliTest, BenchDecodeShapeRows) {
   }
   EXPECT_GT(lines[2]["cache_bytes"].get<double>(), 1500.0 * 2 * 384 * sizeof(float) - 1);
   EXPECT_EQ(lines[3]["cache_bytes"], 0);
+  EXPECT_EQ(lines[4]["window"], 512);
+  EXPECT_EQ(lines[4]["cache_len"], 4096);
+  // A ring of 576 slots: 12 heads of 64 dims, keys and values in float.
+  EXPECT_LT(lines[4]["cache_bytes"].get<double>(), 577.0 * 2 * 768 * sizeof(float));
+  EXPECT_GT(lines[4]["cache_bytes"].get<double>(), 576.0 * 2 * 768 * sizeof(float) - 1);
 }
 
 // A windowed decode row: its cache holds a ring of the window, not the context; the step

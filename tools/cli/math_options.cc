@@ -58,7 +58,7 @@ AttentionMath MathFlags::ToMath() const {
   return m;
 }
 
-void AddMathFlags(CLI::App* app, MathFlags* flags, bool with_norm) {
+void AddMathFlags(CLI::App* app, MathFlags* flags) {
   app->add_option("--window", flags->window,
                   "Sliding-window attention: a query sees keys less than this many positions "
                   "away (0: all); a decode cache then holds only the window");
@@ -78,10 +78,9 @@ void AddMathFlags(CLI::App* app, MathFlags* flags, bool with_norm) {
   app->add_option("--rotary-scaling", flags->rotary_scaling,
                   "Linear rotary scaling: positions are divided by it")
       ->capture_default_str();
-  if (with_norm) {
-    app->add_option("--qk-norm-eps", flags->qk_norm_eps,
-                    "RMS norm of Q and K per head with this epsilon, unit weights (0: off)");
-  }
+  app->add_option("--qk-norm-eps", flags->qk_norm_eps,
+                  "RMS norm of Q and K per head with this epsilon (0: off): run uses the "
+                  "layer's q_norm.weight and k_norm.weight, bench unit weights");
 }
 
 }  // namespace cli

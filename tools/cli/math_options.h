@@ -18,15 +18,15 @@ struct MathFlags {
   std::size_t rotary_dim = 0;
   float rotary_base = 10000.0f;
   float rotary_scaling = 1.0f;
-  float qk_norm_eps = 0.0f;  // > 0: RMS norm of Q and K (bench: with unit weights)
+  float qk_norm_eps = 0.0f;  // > 0: RMS norm of Q and K
 
   // The flags checked, each error naming its flag.
   AttentionMath ToMath() const;
 };
 
 // --window, --score-scale, --softcap, --rotary-layout, --rotary-dim, --rotary-base,
-// --rotary-scaling, and with with_norm --qk-norm-eps.
-void AddMathFlags(CLI::App* app, MathFlags* flags, bool with_norm);
+// --rotary-scaling, --qk-norm-eps.
+void AddMathFlags(CLI::App* app, MathFlags* flags);
 
 }  // namespace cli
 }  // namespace edgeattn

@@ -168,7 +168,7 @@ Command AddRunCommand(CLI::App& parent) {
                   "Number of attention heads (int8 files written by 'edgeattn quantize' record "
                   "it; required for float files)");
   AddLayerFlags(app, &o->layer);
-  AddMathFlags(app, &o->math, false);
+  AddMathFlags(app, &o->math);
   app->add_option("--input", o->input, "Query .npy, float32 [L, d] or [B, L, d]")
       ->required()
       ->check(CLI::ExistingFile);

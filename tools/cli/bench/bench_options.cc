@@ -182,7 +182,7 @@ void AddBenchOptions(CLI::App* app, BenchOptions* o) {
       ->check(CLI::IsMember({"table", "json", "csv", "markdown"}))
       ->capture_default_str();
   app->add_flag("--json", o->json, "Same as --format json");
-  AddMathFlags(app, &o->math, true);
+  AddMathFlags(app, &o->math);
 }
 
 namespace {
