@@ -189,7 +189,9 @@ HWY_INLINE void PanelI8(const QuantizedRowsView& a, size_t row_begin, size_t row
   if (row_end - row == 1) PanelRowsI8<1>(a, row, w, p, c, ldc);
 }
 
-HWY_INLINE const char* GemmI8PathName() { return "avx512-vnni"; }
+// Exported: plain inline, as a one-target build (EDGEATTN_TARGETS=phone) calls it directly
+// from code without this target's attributes, where always_inline cannot apply.
+inline const char* GemmI8PathName() { return "avx512-vnni"; }
 
 #else  // !EDGEATTN_I8_VNNI
 
@@ -539,7 +541,9 @@ HWY_INLINE void PanelI8(const QuantizedRowsView& a, size_t row_begin, size_t row
 #endif
 }
 
-HWY_INLINE const char* GemmI8PathName() {
+// Exported: plain inline, as a one-target build (EDGEATTN_TARGETS=phone) calls it directly
+// from code without this target's attributes, where always_inline cannot apply.
+inline const char* GemmI8PathName() {
 #if EDGEATTN_I8_SVE
   return "sve-sdot";
 #elif EDGEATTN_I8_NEON_DOT
@@ -584,7 +588,9 @@ HWY_INLINE void AddOutliers(const QuantizedRowsView& a, size_t row_begin, size_t
   }
 }
 
-HWY_INLINE void GemmI8Panels(const QuantizedRowsView& a, size_t row_begin, size_t row_end,
+// Exported: plain inline, as a one-target build (EDGEATTN_TARGETS=phone) calls it directly
+// from code without this target's attributes, where always_inline cannot apply.
+inline void GemmI8Panels(const QuantizedRowsView& a, size_t row_begin, size_t row_end,
                              const GemmI8WeightsView& w, size_t panel_begin, size_t panel_end,
                              float* HWY_RESTRICT c, size_t ldc) {
   for (size_t p = panel_begin; p < panel_end; ++p) {
@@ -623,7 +629,9 @@ HWY_INLINE const char* Qc8KernelName() {
 #endif
 }
 
-HWY_INLINE std::vector<const ProjectionKernel*> ListI8Kernels() {
+// Exported: plain inline, as a one-target build (EDGEATTN_TARGETS=phone) calls it directly
+// from code without this target's attributes, where always_inline cannot apply.
+inline std::vector<const ProjectionKernel*> ListI8Kernels() {
   static const ProjectionKernel kKernel = {Qc8KernelName(),          ActivationType::kQd8,
                                            WeightType::kQc8,         kGemmI8PanelWidth,
                                            &Qc8PanelsWithStartsBytes, &PackQc8PanelsWithStarts,
