@@ -14,7 +14,7 @@
 
 namespace edgeattn {
 
-struct CrossAttentionMemory::State {
+struct EDGEATTN_HIDDEN CrossAttentionMemory::State {
   const MultiheadAttention::Impl* owner;  // the operator it was made for
   std::size_t batch, max_length, kv_heads;
   std::size_t length = 0;                  // frames of the encoder output projected last

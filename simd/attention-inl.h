@@ -156,7 +156,9 @@ HWY_NOINLINE void RunF32Attention(const AttentionHeadArgs& args, size_t q_begin,
   }
 }
 
-HWY_INLINE std::vector<const AttentionKernel*> ListAttentionKernels() {
+// Exported: plain inline, as a one-target build (EDGEATTN_TARGETS=phone) calls it directly
+// from code without this target's attributes, where always_inline cannot apply.
+inline std::vector<const AttentionKernel*> ListAttentionKernels() {
   // "f32kv_" and the fp32 tile: keys and values stored as f32, scores and P V in f32.
   static const std::string name = std::string("f32kv_") + F32KernelName();
   static const AttentionKernel kF32 = {name.c_str(),    KvType::kF32,       &F32KeysBytes,

@@ -50,7 +50,9 @@ HWY_NOINLINE void RunPanels(const ProjectionInput& a, size_t row_begin, size_t r
   }
 }
 
-HWY_INLINE std::vector<const ProjectionKernel*> ListF32Kernels() {
+// Exported: plain inline, as a one-target build (EDGEATTN_TARGETS=phone) calls it directly
+// from code without this target's attributes, where always_inline cannot apply.
+inline std::vector<const ProjectionKernel*> ListF32Kernels() {
   static const ProjectionKernel kTiles = {
       F32KernelName(),   ActivationType::kF32, WeightType::kF32, &RunsWhereItsTargetRuns,
       kGemmPanelWidth,   &F32PanelBytes,       &PackF32Panels,   &UnpackF32Panels,

@@ -47,8 +47,8 @@ HWY_INLINE const ProjectionKernel* WidenKernel(WeightType type) {
 // Widening first: on the Intel Xeon (AVX512-BF16) this was measured on, vdpbf16ps issues on one
 // port where fp32 FMAs issue on two, so the dot-product kernel ran at 0.6x the widening one
 // (docs/precision.md); it stays listed, to be forced by name, for CPUs that issue it at the
-// FMA rate.
-HWY_INLINE std::vector<const ProjectionKernel*> ListBf16Kernels() {
+// FMA rate. Plain inline, as every exported function (see ListF32Kernels).
+inline std::vector<const ProjectionKernel*> ListBf16Kernels() {
   std::vector<const ProjectionKernel*> kernels = {WidenKernel(WeightType::kBf16)};
 #if EDGEATTN_BF16_DOT
   kernels.push_back(&Bf16DotKernel());  // its cpu_runs: CpuHasAvx512Bf16
@@ -56,7 +56,7 @@ HWY_INLINE std::vector<const ProjectionKernel*> ListBf16Kernels() {
   return kernels;
 }
 
-HWY_INLINE std::vector<const ProjectionKernel*> ListF16Kernels() {
+inline std::vector<const ProjectionKernel*> ListF16Kernels() {
   return {WidenKernel(WeightType::kF16)};
 }
 

@@ -1,5 +1,5 @@
 // Per-target int8 projection kernels, one per dot-product instruction, each a descriptor
-// (projection_kernel.h) listed by ListI8Kernels when its target may run it (int8_dot_targets.h):
+// (projection_kernel.h) listed by ListI8Kernels when its target may run it (highway_compat.h):
 // - qd8_qc8w_vnni_4x4v (AVX512-VNNI targets): vpdpbusd multiplies unsigned by signed bytes, so
 //   activations are offset by +128 (x ^ 0x80) and each block's accumulator starts at
 //   -128 * sum(weights), which its layout stores after the panels. Highway 1.0.3's AVX3_DL
@@ -32,22 +32,22 @@
 
 #include "hwy/highway.h"
 #include "simd/gemm_i8.h"
-#include "simd/int8_dot_targets.h"
+#include "simd/highway_compat.h"
 #include "simd/partial_vector-inl.h"
 #include "simd/projection_kernel.h"
 #include "simd/quantize.h"
 
-#if EDGEATTN_TARGET_IN(EDGEATTN_VNNI_TARGETS)
+#if EDGEATTN_TARGET_HAS_AVX512_VNNI
 #include <immintrin.h>
 #define EDGEATTN_I8_VNNI 1
 #else
 #define EDGEATTN_I8_VNNI 0
 #endif
-#define EDGEATTN_I8_SVE EDGEATTN_TARGET_IN(EDGEATTN_SVE_DOT_TARGETS)
+#define EDGEATTN_I8_SVE EDGEATTN_TARGET_IS_SVE
 
 // The NEON dot product: detected through getauxval on Linux and Android, or always on when the
 // whole build targets it (-march=...+dotprod defines __ARM_FEATURE_DOTPROD; e.g. iOS).
-#if EDGEATTN_TARGET_IN(EDGEATTN_NEON_DOT_TARGETS) && HWY_ARCH_ARM_A64 && \
+#if EDGEATTN_TARGET_IS_NEON && \
     (defined(__linux__) || defined(__ARM_FEATURE_DOTPROD))
 #include <arm_neon.h>
 #if !defined(__ARM_FEATURE_DOTPROD)
@@ -184,7 +184,11 @@ HWY_POP_ATTRIBUTES
 // Armv8.2 dot product (sdot), which Highway 1.0.3's NEON target neither enables nor detects:
 // compiled for +dotprod here and called only when the kernel reports it (HWCAP_ASIMDDP). clang 14
 // accepts no "arch=" string with extensions here, g++'s assembler needs armv8.2-a for sdot.
-#if HWY_COMPILER_CLANG
+#if HWY_COMPILER_CLANG && defined(HWY_TARGET_STR)
+// clang applies only the outermost target attribute: HWY_BEFORE_NAMESPACE's (Highway 1.4), so
+// this one repeats the target's string.
+HWY_PUSH_ATTRIBUTES(HWY_TARGET_STR ",dotprod")
+#elif HWY_COMPILER_CLANG
 HWY_PUSH_ATTRIBUTES("crypto,dotprod")
 #else
 HWY_PUSH_ATTRIBUTES("arch=armv8.2-a+crypto+dotprod")
@@ -584,8 +588,10 @@ HWY_NOINLINE void RunI8(const ProjectionInput& a, size_t row_begin, size_t row_e
   }
 }
 
-// The int8 kernels compiled for this target, best first.
-HWY_INLINE std::vector<const ProjectionKernel*> ListI8Kernels() {
+// The int8 kernels compiled for this target, best first. Exported: plain inline, as a one-target
+// build (EDGEATTN_TARGETS=phone) calls it directly from code without this target's attributes,
+// where always_inline cannot apply.
+inline std::vector<const ProjectionKernel*> ListI8Kernels() {
   std::vector<const ProjectionKernel*> kernels;
 #if EDGEATTN_I8_VNNI
   static const ProjectionKernel kVnni = {

@@ -73,7 +73,9 @@ HWY_INLINE bool IsOutlierChannel(size_t c, const uint32_t* channel, uint32_t cou
   return false;
 }
 
-HWY_INLINE void QuantizeRowsI8Impl(const float* HWY_RESTRICT x, size_t ldx, size_t rows, size_t k,
+// Exported: plain inline, as a one-target build (EDGEATTN_TARGETS=phone) calls it directly
+// from code without this target's attributes, where always_inline cannot apply.
+inline void QuantizeRowsI8Impl(const float* HWY_RESTRICT x, size_t ldx, size_t rows, size_t k,
                                    size_t block, int8_t* HWY_RESTRICT q,
                                    float* HWY_RESTRICT scales, const RowOutliers& outliers) {
   const QuantTag d;

@@ -5,12 +5,15 @@
 # each consumer also runs under qemu. "all" reuses the library of the aarch64 stage
 # (build/aarch64, the same Release options) when it is there. A report, not a check:
 # docs/packaging.md points here instead of quoting numbers.
+# Arguments: the choices to build (default: phone server all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install_deps.sh --arm >/dev/null
 toolchain=cmake/toolchains/aarch64-linux-gnu.cmake
 rows=()
-for choice in phone server all; do
+choices=("$@")
+[[ ${#choices[@]} -gt 0 ]] || choices=(phone server all)
+for choice in "${choices[@]}"; do
   build=build/sizes-$choice prefix=build/sizes-$choice/prefix library=build/sizes-$choice
   if [[ $choice == all && -f build/aarch64/runtime/libedgeattn.a ]] &&
      ! grep -q '^EDGEATTN_TARGETS:.*=\(phone\|server\)' build/aarch64/CMakeCache.txt; then

@@ -24,6 +24,6 @@ build() {  # name, cmake options...: configure, build, run its tests but valgrin
   tail -n 3 "$log"
   echo "== $name: $((SECONDS - start)) s"
 }
-build no-tbb -DEDGEATTN_WITH_TBB=OFF
 build shared -DBUILD_SHARED_LIBS=ON
 build shared-no-tbb -DBUILD_SHARED_LIBS=ON -DEDGEATTN_WITH_TBB=OFF -DEDGEATTN_BUILD_CLI=OFF
+build no-tbb -DEDGEATTN_WITH_TBB=OFF

@@ -57,13 +57,23 @@ void TestPredicatesMatchCpu() {
   ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(HWY_TARGET));
   const CpuFeatures cpu = DetectCpu();
 #if HWY_ARCH_X86
-  if (EDGEATTN_TARGET_HAS_AVX512_VNNI) EXPECT_TRUE(cpu.int8_dot);
-  if (EDGEATTN_TARGET_HAS_BF16_DOT) EXPECT_TRUE(cpu.bf16);
+  if (EDGEATTN_TARGET_HAS_AVX512_VNNI) {
+    EXPECT_TRUE(cpu.int8_dot);
+  }
+  if (EDGEATTN_TARGET_HAS_BF16_DOT) {
+    EXPECT_TRUE(cpu.bf16);
+  }
 #elif HWY_ARCH_ARM_A64
   EXPECT_NE(EDGEATTN_TARGET_IS_NEON, EDGEATTN_TARGET_IS_SVE);
-  if (EDGEATTN_TARGET_HAS_ARM_DOTPROD) EXPECT_TRUE(cpu.int8_dot);
-  if (EDGEATTN_TARGET_HAS_BF16_DOT) EXPECT_TRUE(cpu.bf16);
-  if (EDGEATTN_TARGET_HAS_FP16_ARITHMETIC) EXPECT_TRUE(cpu.fp16);
+  if (EDGEATTN_TARGET_HAS_ARM_DOTPROD) {
+    EXPECT_TRUE(cpu.int8_dot);
+  }
+  if (EDGEATTN_TARGET_HAS_BF16_DOT) {
+    EXPECT_TRUE(cpu.bf16);
+  }
+  if (EDGEATTN_TARGET_HAS_FP16_ARITHMETIC) {
+    EXPECT_TRUE(cpu.fp16);
+  }
 #endif
   (void)cpu;
 }
