@@ -5,6 +5,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,22 @@ EDGEATTN_API NpyArray ParseNpy(const std::vector<std::uint8_t>& bytes, const std
 EDGEATTN_API std::vector<std::uint8_t> SerializeNpy(const NpyArray& array);
 // Atomic: a failed write leaves no half-written file.
 EDGEATTN_API void WriteNpy(const std::string& path, const NpyArray& array);
+
+// PyTorch's boolean masks in the forms ForwardOptions takes them. A key_padding_mask: one bool
+// per value (true = ignore that key).
+inline std::unique_ptr<bool[]> NpyBools(const NpyArray& mask) {
+  std::unique_ptr<bool[]> bools(new bool[mask.data.size()]);
+  for (std::size_t i = 0; i < mask.data.size(); ++i) bools[i] = mask.data[i] != 0.0f;
+  return bools;
+}
+
+// A bool attn_mask as the additive float mask it stands for (true = not allowed to attend: -inf;
+// false: 0); a float32 mask is left as it is.
+inline void BoolMaskToAdditive(NpyArray* mask) {
+  if (mask->dtype != NpyDType::kBool) return;
+  for (float& x : mask->data) x = x != 0.0f ? -std::numeric_limits<float>::infinity() : 0.0f;
+  mask->dtype = NpyDType::kFloat32;
+}
 
 }  // namespace edgeattn
 

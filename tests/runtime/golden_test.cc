@@ -2,7 +2,6 @@
 // masks and attention weights, and the generator's own grouped-query / causal reference
 // (also replayed as KV-cache decode steps); checkpoint cases load one layer of a whole model
 // (nn.TransformerEncoder, Hugging Face BERT, Whisper, Qwen2 layouts) by its prefix.
-#include <limits>
 #include <memory>
 #include <vector>
 
@@ -43,19 +42,12 @@ ForwardOptions MaskOptions(const GoldenCase& c, Masks* m) {
   if (c.key_padding_mask) {
     m->key_padding = ReadNpy(c.Path("_key_padding_mask.npy"));
     EXPECT_EQ(m->key_padding.dtype, NpyDType::kBool);
-    m->padding.reset(new bool[m->key_padding.data.size()]);
-    for (std::size_t i = 0; i < m->key_padding.data.size(); ++i) {
-      m->padding[i] = m->key_padding.data[i] != 0.0f;
-    }
+    m->padding = NpyBools(m->key_padding);
     options.key_padding_mask = {m->padding.get(), m->key_padding.data.size()};
   }
   if (c.attn_mask) {
     m->attn_mask = ReadNpy(c.Path("_attn_mask.npy"));
-    if (m->attn_mask.dtype == NpyDType::kBool) {
-      for (float& x : m->attn_mask.data) {
-        x = x != 0.0f ? -std::numeric_limits<float>::infinity() : 0.0f;
-      }
-    }
+    BoolMaskToAdditive(&m->attn_mask);
     options.attn_mask = {m->attn_mask.data.data(), m->attn_mask.data.size()};
   }
   return options;

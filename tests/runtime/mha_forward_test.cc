@@ -8,6 +8,7 @@
 
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/reference.hpp"
+#include "runtime/benchmark_case.h"
 #include "tests/test_support.h"
 
 namespace edgeattn {
@@ -19,22 +20,6 @@ using testing_support::MaxAbs;
 using testing_support::MaxAbsDiff;
 using testing_support::RandomNormal;
 
-struct Model {
-  Config config;
-  std::vector<float> w_in, b_in, w_out, b_out;
-  Model(std::size_t d, std::size_t h, std::uint32_t seed) : config{d, h} {
-    const float sd = 1.0f / std::sqrt(float(d));  // as trained weights: N(0, 1/d)
-    w_in = RandomNormal(3 * d * d, seed, sd);
-    b_in = RandomNormal(3 * d, seed + 1, 0.1f);
-    w_out = RandomNormal(d * d, seed + 2, sd);
-    b_out = RandomNormal(d, seed + 3, 0.1f);
-  }
-  WeightsView view() const {
-    return {{w_in.data(), w_in.size()}, {b_in.data(), b_in.size()}, {w_out.data(), w_out.size()},
-            {b_out.data(), b_out.size()}};
-  }
-};
-
 struct Case {
   std::size_t d, h, batch, lq, lk;
 };
@@ -42,7 +27,7 @@ struct Case {
 void CheckAgainstReference(const Case& c, std::uint32_t seed) {
   SCOPED_TRACE(::testing::Message() << "d=" << c.d << " h=" << c.h << " B=" << c.batch
                                     << " Lq=" << c.lq << " Lk=" << c.lk);
-  const Model model(c.d, c.h, seed);
+  const RandomModel model(c.d, c.h, seed);
   const MultiheadAttention mha(model.config, model.view());
   const std::vector<float> q = RandomNormal(c.batch * c.lq * c.d, seed + 10);
   const std::vector<float> k = RandomNormal(c.batch * c.lk * c.d, seed + 11);
@@ -86,7 +71,7 @@ TEST(MhaForwardTest, MatchesReferenceOnOddAndContractShapes) {
 }
 
 TEST(MhaForwardTest, SelfAttentionAndInPlaceOutput) {
-  const Model model(32, 4, 5);
+  const RandomModel model(32, 4, 5);
   const MultiheadAttention mha(model.config, model.view());
   std::vector<float> x = RandomNormal(2 * 11 * 32, 6);
   std::vector<float> ref(x.size());
@@ -102,13 +87,13 @@ TEST(MhaForwardTest, SelfAttentionAndInPlaceOutput) {
 }
 
 TEST(MhaForwardTest, NoBiasMatchesZeroBias) {
-  Model model(16, 2, 9);
+  RandomModel model(16, 2, 9);
   WeightsView no_bias = model.view();
   no_bias.in_proj_bias = {};
   no_bias.out_proj_bias = {};
   const MultiheadAttention without(model.config, no_bias);
-  std::fill(model.b_in.begin(), model.b_in.end(), 0.0f);
-  std::fill(model.b_out.begin(), model.b_out.end(), 0.0f);
+  std::fill(model.in_proj_bias.begin(), model.in_proj_bias.end(), 0.0f);
+  std::fill(model.out_proj_bias.begin(), model.out_proj_bias.end(), 0.0f);
   const MultiheadAttention zeros(model.config, model.view());
   const std::vector<float> x = RandomNormal(5 * 16, 10);
   std::vector<float> a(x.size()), b(x.size());

@@ -1,5 +1,4 @@
 // edgeattn run: attention output for inputs in .npy files, weights in a safetensors file.
-#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -60,8 +59,7 @@ ForwardOptions ReadMasks(const RunOptions& o, const ConstTensor& query, const Co
                   ShapeText(want) + " (true = ignore the key), got " +
                   (m.dtype == NpyDType::kBool ? "bool " : "float32 ") + ShapeText(m.shape));
     }
-    files->key_padding.reset(new bool[m.data.size()]);
-    for (std::size_t i = 0; i < m.data.size(); ++i) files->key_padding[i] = m.data[i] != 0.0f;
+    files->key_padding = NpyBools(m);
     options.key_padding_mask = {files->key_padding.get(), m.data.size()};
   }
   if (!o.attn_mask.empty()) {
@@ -73,10 +71,7 @@ ForwardOptions ReadMasks(const RunOptions& o, const ConstTensor& query, const Co
       throw Error("--attn-mask " + o.attn_mask + ": expected " + ShapeText(shared) + " or " +
                   ShapeText(per_head) + " [batch * heads, Lq, Lk], got " + ShapeText(m.shape));
     }
-    if (m.dtype == NpyDType::kBool) {
-      // As in PyTorch: true = not allowed to attend.
-      for (float& x : m.data) x = x != 0.0f ? -std::numeric_limits<float>::infinity() : 0.0f;
-    }
+    BoolMaskToAdditive(&m);
     options.attn_mask = {m.data.data(), m.data.size()};
   }
   if (!o.weights_output.empty()) {
