@@ -14,8 +14,20 @@ if(NOT DEFINED edgeattn_disabled_targets_${EDGEATTN_TARGETS})
   message(FATAL_ERROR
           "EDGEATTN_TARGETS: expected all, server or phone, got '${EDGEATTN_TARGETS}'")
 endif()
-if(edgeattn_disabled_targets_${EDGEATTN_TARGETS})
+# EDGEATTN_DISABLED_TARGETS: further targets left out, by Highway's names joined with '|' (e.g.
+# HWY_AVX3|HWY_SSE4), for test builds that need fewer copies of the kernels.
+set(EDGEATTN_DISABLED_TARGETS "" CACHE STRING "Further Highway targets not to compile, e.g. HWY_AVX3|HWY_SSE4")
+if(EDGEATTN_DISABLED_TARGETS AND NOT EDGEATTN_DISABLED_TARGETS MATCHES "^HWY_[A-Z0-9_]+(\\|HWY_[A-Z0-9_]+)*$")
+  message(FATAL_ERROR "EDGEATTN_DISABLED_TARGETS: expected Highway target names joined with '|' "
+                      "(e.g. HWY_AVX3|HWY_SSE4), got '${EDGEATTN_DISABLED_TARGETS}'")
+endif()
+set(edgeattn_disabled_targets "${edgeattn_disabled_targets_${EDGEATTN_TARGETS}}")
+if(EDGEATTN_DISABLED_TARGETS)
+  list(APPEND edgeattn_disabled_targets "${EDGEATTN_DISABLED_TARGETS}")
+  list(JOIN edgeattn_disabled_targets "|" edgeattn_disabled_targets)
+endif()
+if(edgeattn_disabled_targets)
   # Highway reads HWY_DISABLED_TARGETS as an expression after it has defined the target bits.
   target_compile_definitions(edgeattn_flags INTERFACE
-    "HWY_DISABLED_TARGETS=(${edgeattn_disabled_targets_${EDGEATTN_TARGETS}})")
+    "HWY_DISABLED_TARGETS=(${edgeattn_disabled_targets})")
 endif()
