@@ -45,6 +45,12 @@ struct BatchRows {
     const std::size_t valid_last = Min(last, valid(b) > first ? valid(b) : first);
     return {b * length + first, b * length + valid_last, b * length + last};
   }
+  // The same rows for work that treats every row alike: with no lengths, the items' rows are one
+  // run of batch x length rows, so that short items (decode steps, beams) share chunks and a
+  // projection reads its weights once per chunk rather than once per item.
+  BatchRows Merged() const {
+    return lengths != nullptr ? *this : BatchRows{1, batch * length, nullptr};
+  }
 };
 
 // Activations quantized to int8 for the int8 projections, with their float outliers.
@@ -73,9 +79,9 @@ struct GemmJob {
   std::size_t ldc;
   bool zero_padding;
 
-  std::size_t items() const { return rows.chunks() * w->panels(); }
+  std::size_t items() const { return rows.Merged().chunks() * w->panels(); }
   void Run(std::size_t item) const {
-    const BatchRows::Range r = rows.chunk(item / w->panels());
+    const BatchRows::Range r = rows.Merged().chunk(item / w->panels());
     const std::size_t panel = item % w->panels();
     if (r.begin < r.valid_end) {
       w->kernel().run(a, r.begin, r.valid_end, w->view(), panel, panel + 1, c, ldc);
