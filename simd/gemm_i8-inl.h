@@ -58,7 +58,21 @@
 #define EDGEATTN_I8_NEON_DOT 0
 #endif
 
+// clang applies only the outermost target attribute, so the instructions a kernel adds to its
+// target go onto the whole file's attribute there: on the VNNI targets AVX512-VNNI (every CPU of
+// those targets has it; Highway 1.0.3's AVX3_DL string lacks it) with g++ too, and under clang
+// the NEON targets' dot product (the kernel still runs only where the CPU reports it). g++
+// takes the dot product for the NEON kernel's functions alone (below).
+#if EDGEATTN_I8_VNNI
+#define EDGEATTN_I8_FILE_ATTRIBUTES HWY_TARGET_STR ",avx512vnni"
+#elif EDGEATTN_I8_NEON_DOT && HWY_COMPILER_CLANG && defined(HWY_TARGET_STR)
+#define EDGEATTN_I8_FILE_ATTRIBUTES HWY_TARGET_STR ",dotprod"
+#endif
+#ifdef EDGEATTN_I8_FILE_ATTRIBUTES
+HWY_PUSH_ATTRIBUTES(EDGEATTN_I8_FILE_ATTRIBUTES)
+#else
 HWY_BEFORE_NAMESPACE();
+#endif
 namespace edgeattn {
 namespace simd {
 namespace HWY_NAMESPACE {
@@ -91,7 +105,6 @@ HWY_INLINE void StoreDequantized(DF df, VF f, const GemmI8WeightsView& w, size_t
 }
 
 #if EDGEATTN_I8_VNNI
-HWY_PUSH_ATTRIBUTES(HWY_TARGET_STR ",avx512vnni")
 
 // An empty asm that takes the accumulator in a vector register and gives it back: g++ 12 otherwise
 // gives each loop iteration's accumulators new registers and copies them back at the loop end
@@ -177,17 +190,13 @@ HWY_NOINLINE void PanelVnni(const QuantizedRowsView& a, size_t row_begin, size_t
   if (row_end - row == 1) PanelRowsVnni<1>(a, row, w, p, c, ldc);
 }
 
-HWY_POP_ATTRIBUTES
 #endif  // EDGEATTN_I8_VNNI
 
 #if EDGEATTN_I8_NEON_DOT
 // Armv8.2 dot product (sdot), which Highway 1.0.3's NEON target neither enables nor detects:
 // compiled for +dotprod here and called only when the kernel reports it (HWCAP_ASIMDDP). clang 14
 // accepts no "arch=" string with extensions here, g++'s assembler needs armv8.2-a for sdot.
-#if HWY_COMPILER_CLANG && defined(HWY_TARGET_STR)
-// clang applies only the outermost target attribute: HWY_BEFORE_NAMESPACE's (Highway 1.4), so
-// this one repeats the target's string.
-HWY_PUSH_ATTRIBUTES(HWY_TARGET_STR ",dotprod")
+#ifdef EDGEATTN_I8_FILE_ATTRIBUTES
 #elif HWY_COMPILER_CLANG
 HWY_PUSH_ATTRIBUTES("crypto,dotprod")
 #else
@@ -348,7 +357,9 @@ HWY_NOINLINE void DotTileNeon(const int8_t* weights, const QuantizedRowsView& a,
 
 #undef EDGEATTN_I8_UNROLL
 #undef EDGEATTN_I8_ORDER
+#ifndef EDGEATTN_I8_FILE_ATTRIBUTES
 HWY_POP_ATTRIBUTES
+#endif
 
 // The NEON dot-product kernel's predicate (ProjectionKernel::cpu_runs).
 HWY_NOINLINE bool HasNeonDot() {
@@ -636,5 +647,6 @@ HWY_AFTER_NAMESPACE();
 #undef EDGEATTN_I8_VNNI
 #undef EDGEATTN_I8_SVE
 #undef EDGEATTN_I8_NEON_DOT
+#undef EDGEATTN_I8_FILE_ATTRIBUTES
 
 #endif  // EDGEATTN_SIMD_GEMM_I8_INL_H_
