@@ -123,7 +123,9 @@ void CrossSteps(Bytes& in, const edgeattn::MultiheadAttention& mha, edgeattn::Co
   try {
     mha.DecodeCross(context, {query.data(), beams, n, d}, memory, {out, beams, n, d},
                     {mapped ? map.data() : nullptr, map.size()});
-    if (mapped || padded) return;
+    // Forward's cross-attention windows keys by position; a memory's frames have none
+    // (docs/attention_step.md), so only unwindowed operators must agree.
+    if (mapped || padded || mha.config().math.window != 0) return;
     std::vector<float> want(query.size());
     edgeattn::Context fresh(1);
     const edgeattn::ConstTensor e{encoder.data(), items, frames, d};
