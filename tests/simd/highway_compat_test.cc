@@ -65,7 +65,9 @@ void TestPredicatesMatchCpu() {
   }
 #elif HWY_ARCH_ARM_A64
   EXPECT_NE(EDGEATTN_TARGET_IS_NEON, EDGEATTN_TARGET_IS_SVE);
-  if (EDGEATTN_TARGET_HAS_ARM_DOTPROD) {
+  // cpu.int8_dot is the Advanced SIMD dot product (HWCAP_ASIMDDP); SVE's sdot is part of SVE
+  // itself, which some SVE CPUs (A64FX) have without the NEON one.
+  if (EDGEATTN_TARGET_HAS_ARM_DOTPROD && EDGEATTN_TARGET_IS_NEON) {
     EXPECT_TRUE(cpu.int8_dot);
   }
   if (EDGEATTN_TARGET_HAS_BF16_DOT) {
