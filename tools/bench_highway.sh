@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What a newer Highway buys: `edgeattn bench` from the build against Debian's Highway 1.0.3
-# (preset test or release) and from the build against Highway 1.4.0 (preset hwy14), in
+# (preset release or test, which share a tree) and from the build against Highway 1.4.0 (preset hwy14), in
 # alternation, ROUNDS times; prints per shape and precision each build's best median, the ratio
 # 1.0.3 / 1.4 (above 1: 1.4 is faster) and both builds' accuracy against the float reference.
 #
@@ -12,12 +12,9 @@ rounds=${1:-3}
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS must be a positive integer, got '$rounds'" >&2; exit 2; }
 shift $(($# > 0 ? 1 : 0))
 [ $# -gt 0 ] || set -- --shape all
-old=""
-for dir in build/release build/test; do
-  [ -x "$dir/tools/edgeattn" ] && old=$dir/tools/edgeattn && break
-done
+old=build/release/tools/edgeattn
 new=build/hwy14/tools/edgeattn
-[ -n "$old" ] && [ -x "$new" ] || {
+[ -x "$old" ] && [ -x "$new" ] || {
   echo "build presets test (or release) and hwy14 first" >&2
   exit 1
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: installs what is missing, builds in Release and runs every
-# test (valgrind memcheck included where valgrind is installed), then
+# test (valgrind memcheck included where valgrind is installed) and the README's bench command,
+# then
 # - the threading tests under ThreadSanitizer on the std::thread executor (Debian's oneTBB is
 #   not instrumented for TSan, so oneTBB-backed tests are left out of that run);
 # - the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer (clang), and each
@@ -13,7 +14,7 @@
 #   and the kernel tests per target and vector length (tools/test_arm.sh);
 # - a clang-19 aarch64 cross build against Highway 1.4.0 (run-time dispatch checked on every
 #   model) and its kernel tests on two models (tools/test_arm.sh --clang);
-# - a report: the aarch64 sizes of each EDGEATTN_TARGETS choice;
+# - a report: the aarch64 sizes of the phone and all EDGEATTN_TARGETS choices;
 # - a report, not a pass/fail check: llvm-mca's model of the ARM kernels' loops per core.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +27,11 @@ stage() {  # name, command...: runs it and says how long it took, in wall and CP
 }
 stage deps tools/install_deps.sh
 stage test bash -c 'cmake --preset test && cmake --build --preset test && ctest --preset test'
+# The README's first command, as written there: the test preset's tree is the release preset's,
+# so it builds nothing again and this stage is the bench itself.
+readme_bench=$(awk '/^## Two commands/ {s = 1} s && /^```sh/ {getline; print; exit}' README.md)
+[[ $readme_bench == *"edgeattn bench"* ]] || { echo "README.md: no bench command" >&2; exit 1; }
+stage readme-bench bash -c "$readme_bench"
 stage packaging tools/test_packaging.sh
 # The Highway 1.4.0 stages build from the release archive (tools/highway_source.sh); without
 # it (no HIGHWAY_ARCHIVE, no shared/deps beside the checkout) they are skipped, and say so.
@@ -41,7 +47,7 @@ stage tsan bash -c 'cmake --preset tsan >/dev/null && cmake --build --preset tsa
 stage sanitize bash -c 'cmake --preset sanitize >/dev/null && cmake --build --preset sanitize &&
                         ctest --preset sanitize'
 stage aarch64 tools/test_arm.sh
-stage sizes tools/binary_sizes.sh
+stage sizes tools/binary_sizes.sh phone all  # server: one more aarch64 build, run by hand
 if [ -n "$highway14" ]; then
   stage aarch64-clang tools/test_arm.sh --clang
 else
