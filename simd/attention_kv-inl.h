@@ -167,28 +167,43 @@ struct I8DotVnni {
 #endif  // EDGEATTN_KV_VNNI
 
 // acc[0, kVecs * N) += sum over the tile's keys j of p[j] * scale_j * value_j, the int8 values
-// widened in registers; the accumulators stay in registers over the tile.
+// widened in registers; the accumulators stay in registers over the tile (named, not an array:
+// SVE vectors cannot be array elements). kVecs is 1 or 4.
 template <size_t kVecs>
 HWY_INLINE void AccumulateI8Values(const float* HWY_RESTRICT p, const uint8_t* HWY_RESTRICT rows,
                                    size_t row_bytes, size_t keys, size_t scale_at,
                                    float* HWY_RESTRICT acc) {
+  static_assert(kVecs == 1 || kVecs == 4, "one or four vectors");
   const hn::Rebind<float, I32Tag> df;
   const I32Tag di;
   const hn::Rebind<int8_t, I32Tag> d8;
   const size_t N = hn::Lanes(df);
-  hn::Vec<decltype(df)> a[kVecs];
-  for (size_t i = 0; i < kVecs; ++i) a[i] = hn::LoadU(df, acc + i * N);
+  const auto widen = [&](const int8_t* v) HWY_ATTR {
+    return hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(d8, v)));
+  };
+  auto a0 = hn::LoadU(df, acc);
+  auto a1 = kVecs == 4 ? hn::LoadU(df, acc + N) : a0;
+  auto a2 = kVecs == 4 ? hn::LoadU(df, acc + 2 * N) : a0;
+  auto a3 = kVecs == 4 ? hn::LoadU(df, acc + 3 * N) : a0;
   for (size_t j = 0; j < keys; ++j) {
     const uint8_t* row = rows + j * row_bytes;
     float scale;
     memcpy(&scale, row + scale_at, sizeof(float));
     const auto w = hn::Set(df, p[j] * scale);
     const int8_t* v = reinterpret_cast<const int8_t*>(row);
-    for (size_t i = 0; i < kVecs; ++i) {
-      a[i] = hn::MulAdd(w, hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(d8, v + i * N))), a[i]);
+    a0 = hn::MulAdd(w, widen(v), a0);
+    if constexpr (kVecs == 4) {
+      a1 = hn::MulAdd(w, widen(v + N), a1);
+      a2 = hn::MulAdd(w, widen(v + 2 * N), a2);
+      a3 = hn::MulAdd(w, widen(v + 3 * N), a3);
     }
   }
-  for (size_t i = 0; i < kVecs; ++i) hn::StoreU(a[i], df, acc + i * N);
+  hn::StoreU(a0, df, acc);
+  if constexpr (kVecs == 4) {
+    hn::StoreU(a1, df, acc + N);
+    hn::StoreU(a2, df, acc + 2 * N);
+    hn::StoreU(a3, df, acc + 3 * N);
+  }
 }
 
 // int8 keys and values, scored by Dot (I8DotI32 or I8DotVnni).
