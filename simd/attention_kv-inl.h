@@ -53,6 +53,20 @@ HWY_PUSH_ATTRIBUTES(HWY_TARGET_STR ",avx512vnni")
 #define EDGEATTN_KV_VNNI 0
 HWY_BEFORE_NAMESPACE();
 #endif
+
+// The Armv8.2 dot product on NEON targets, which Highway 1.0.3 neither enables nor detects:
+// g++ only (its per-function target attribute below), where Linux reports the feature
+// (HWCAP_ASIMDDP) or the whole build targets it. Other ARM builds run the portable kernel.
+#if EDGEATTN_TARGET_IS_NEON && HWY_COMPILER_GCC_ACTUAL && \
+    (defined(__linux__) || defined(__ARM_FEATURE_DOTPROD))
+#include <arm_neon.h>
+#if !defined(__ARM_FEATURE_DOTPROD)
+#include <sys/auxv.h>
+#endif
+#define EDGEATTN_KV_NEON_DOT 1
+#else
+#define EDGEATTN_KV_NEON_DOT 0
+#endif
 namespace edgeattn {
 namespace simd {
 namespace HWY_NAMESPACE {
@@ -165,6 +179,46 @@ struct I8DotVnni {
   }
 };
 #endif  // EDGEATTN_KV_VNNI
+
+#if EDGEATTN_KV_NEON_DOT
+HWY_PUSH_ATTRIBUTES("arch=armv8.2-a+crypto+dotprod")
+// sdot multiplies signed bytes: the key bytes (k + 128) are flipped back to k first.
+struct I8DotNeon {
+  static void Panel(const int8_t* HWY_RESTRICT q8, int32_t /*q8_sum*/, float q_scale,
+                    const uint8_t* HWY_RESTRICT panel, size_t dk, float* HWY_RESTRICT scores) {
+    constexpr size_t kVecs = kI8KeyPanel / 4;  // 4 keys per 16-byte vector
+    const size_t groups = I8Groups(dk);
+    const uint8x16_t flip = vdupq_n_u8(0x80);
+    int32x4_t acc[kVecs];
+    for (size_t i = 0; i < kVecs; ++i) acc[i] = vdupq_n_s32(0);
+    for (size_t g = 0; g < groups; ++g) {
+      int32_t word;
+      memcpy(&word, q8 + g * 4, 4);
+      const int8x16_t q = vreinterpretq_s8_s32(vdupq_n_s32(word));
+      const uint8_t* keys = panel + g * kI8KeyPanel * 4;
+      for (size_t i = 0; i < kVecs; ++i) {
+        const int8x16_t k = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(keys + i * 16), flip));
+        acc[i] = vdotq_s32(acc[i], k, q);
+      }
+    }
+    const float* scales = reinterpret_cast<const float*>(panel + groups * kI8KeyPanel * 4);
+    for (size_t i = 0; i < kVecs; ++i) {
+      StoreI8Scores(hn::Vec<I32Tag>(acc[i]), scales + 4 * i, q_scale, scores + 4 * i);
+    }
+  }
+};
+HWY_POP_ATTRIBUTES
+
+// Whether this CPU has the dot product (the NEON kernel is listed only then).
+HWY_INLINE bool HasNeonDotProduct() {
+#if defined(__ARM_FEATURE_DOTPROD)
+  return true;
+#else
+  static const bool has = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+  return has;
+#endif
+}
+#endif  // EDGEATTN_KV_NEON_DOT
 
 // acc[0, kVecs * N) += sum over the tile's keys j of p[j] * scale_j * value_j, the int8 values
 // widened in registers; the accumulators stay in registers over the tile (named, not an array:
@@ -364,6 +418,16 @@ inline std::vector<const AttentionKernel*> ListCompactKvKernels() {
                                         &RunCompactKvAttention<I8Kv<I8DotVnni>>};
   kernels.push_back(&kVnni);
 #endif
+#if EDGEATTN_KV_NEON_DOT
+  static const AttentionKernel kNeonDot = {"i8kv_i8dot_neondot",
+                                           KvType::kI8,
+                                           &I8KeysBytes,
+                                           &I8ValuesBytes,
+                                           &PackI8KeysValues,
+                                           &CompactKvScratch,
+                                           &RunCompactKvAttention<I8Kv<I8DotNeon>>};
+  if (HasNeonDotProduct()) kernels.push_back(&kNeonDot);
+#endif
   kernels.push_back(&kI8);
   return kernels;
 }
@@ -375,4 +439,5 @@ inline std::vector<const AttentionKernel*> ListCompactKvKernels() {
 HWY_AFTER_NAMESPACE();
 
 #undef EDGEATTN_KV_VNNI
+#undef EDGEATTN_KV_NEON_DOT
 #endif  // EDGEATTN_SIMD_ATTENTION_KV_INL_H_

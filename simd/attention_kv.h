@@ -5,13 +5,14 @@
 //       elements (64-key panels of dk rows; value rows of dk and a zeroed vector tail); keys and
 //       values widen to fp32 in registers, exactly, inside the fp32 tile kernel: the fp32
 //       arithmetic on the rounded keys and values.
-//   i8kv_i8dot_vnni (AVX512-VNNI targets), i8kv_i8dot_i32 (every target). Keys and values are
+//   i8kv_i8dot_vnni (AVX512-VNNI targets), i8kv_i8dot_neondot (NEON targets built with g++,
+//       where the CPU has the Armv8.2 dot product), i8kv_i8dot_i32 (every target). Keys and values are
 //       int8 with one fp32 scale per position and head (max |x| / 127, rounded to nearest
 //       even). Each query row is scaled and quantized the same way on every call; Q K^T is an
-//       exact integer dot product (vpdpbusd, or int32 multiply-adds), times the two scales. P V
+//       exact integer dot product (vpdpbusd, sdot, or int32 multiply-adds), times the two scales. P V
 //       widens the int8 values to fp32 in registers and folds each value row's scale into its
 //       probability. Softmax statistics and accumulation are fp32 throughout, as in the fp32
-//       kernel. Both kernels give bit-identical results.
+//       kernel. The int8 kernels give bit-identical results.
 //
 // Layouts (a position's bytes lie where they lie whatever the buffer's size, as a KV cache's
 // Truncate and Reorder need):
