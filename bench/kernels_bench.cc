@@ -176,6 +176,59 @@ BENCHMARK(BM_AttentionHead)
     ->ArgsProduct({{128, 512, 1500}, {32, 64, 128}, {0, 1}})
     ->Unit(benchmark::kMicrosecond);
 
+// Every attention kernel of every KV format, fp32 first: what a decode step's core reads.
+std::vector<const simd::AttentionKernel*> AllAttentionKernels() {
+  std::vector<const simd::AttentionKernel*> all;
+  for (simd::KvType type :
+       {simd::KvType::kF32, simd::KvType::kBf16, simd::KvType::kF16, simd::KvType::kI8}) {
+    for (const simd::AttentionKernel* kernel : simd::AttentionKernels(type)) all.push_back(kernel);
+  }
+  return all;
+}
+
+// The attention core of one decode step: one query row per head against `cached` keys and
+// values of each of `heads` heads of width dk (12 x 64: 12.6 MB in fp32 at 2048 positions, far
+// beyond L2), in each kernel's KV format. The bytes the heads' keys and values occupy are
+// counted as read (kv GB/s).
+void BM_AttentionDecodeStep(benchmark::State& state) {
+  const std::size_t cached = state.range(0), heads = state.range(1), dk = 64;
+  const simd::AttentionKernel& kernel = *AllAttentionKernels()[state.range(2)];
+  const std::size_t keys_bytes = kernel.keys_bytes(cached, dk);
+  const std::size_t values_bytes = kernel.values_bytes(cached, dk);
+  auto keys = hwy::AllocateAligned<std::uint8_t>(heads * keys_bytes);
+  auto values = hwy::AllocateAligned<std::uint8_t>(heads * values_bytes);
+  auto scratch = hwy::AllocateAligned<float>(kernel.scratch_floats(dk));
+  for (std::size_t h = 0; h < heads; ++h) {
+    const std::vector<float> k = RandomActivations(cached * dk, 2 + h);
+    const std::vector<float> v = RandomActivations(cached * dk, 200 + h);
+    kernel.pack(k.data(), dk, v.data(), dk, 0, cached, cached, dk, keys.get() + h * keys_bytes,
+                values.get() + h * values_bytes);
+  }
+  const std::vector<float> q = RandomActivations(heads * dk, 1);
+  std::vector<float> out(heads * dk);
+  for (auto _ : state) {
+    for (std::size_t h = 0; h < heads; ++h) {
+      simd::AttentionHeadArgs args{q.data() + h * dk,         dk, keys.get() + h * keys_bytes,
+                                   values.get() + h * values_bytes, cached, dk,
+                                   1.0f / std::sqrt(float(dk)), out.data() + h * dk, dk};
+      kernel.run(args, 0, 1, scratch.get());
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["kv GB/s"] = benchmark::Counter(
+      double(heads * (keys_bytes + values_bytes)) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel(kernel.name);
+}
+BENCHMARK(BM_AttentionDecodeStep)
+    ->ArgNames({"cached", "heads", "kernel"})
+    ->Apply([](benchmark::internal::Benchmark* b) {
+      for (std::size_t i = 0; i < AllAttentionKernels().size(); ++i) {
+        b->Args({2048, 12, static_cast<std::int64_t>(i)});
+      }
+    })
+    ->Unit(benchmark::kMicrosecond);
+
+
 void BM_PeakFma(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(bench::PeakFmaGflops());
   state.counters["GFLOP/s"] = bench::PeakFmaGflops();

@@ -61,6 +61,16 @@ void RequireNonNull(const void* p, const char* name) {
   if (p == nullptr) throw edgeattn::Error(std::string(name) + ": expected a pointer, got NULL");
 }
 
+edgeattn::KvFormat ToKvFormat(int f) {
+  if (f == EDGEATTN_KV_FP32) return edgeattn::KvFormat::kFp32;
+  if (f == EDGEATTN_KV_BF16) return edgeattn::KvFormat::kBf16;
+  if (f == EDGEATTN_KV_FP16) return edgeattn::KvFormat::kFp16;
+  if (f == EDGEATTN_KV_INT8) return edgeattn::KvFormat::kInt8;
+  throw edgeattn::Error(
+      "format: expected EDGEATTN_KV_FP32, EDGEATTN_KV_BF16, EDGEATTN_KV_FP16 or "
+      "EDGEATTN_KV_INT8, got " + std::to_string(f));
+}
+
 edgeattn::Precision ToPrecision(int p) {
   if (p == EDGEATTN_FP32) return edgeattn::Precision::kFp32;
   if (p == EDGEATTN_INT8) return edgeattn::Precision::kInt8;
@@ -327,7 +337,26 @@ edgeattn_status edgeattn_kv_cache_create(const edgeattn_operator* op, size_t max
   });
 }
 
+edgeattn_status edgeattn_kv_cache_create_format(const edgeattn_operator* op, size_t max_length,
+                                                size_t batch, int format,
+                                                const char* attention_kernel,
+                                                edgeattn_kv_cache** out) {
+  return Guard([&] {
+    RequireNonNull(out, "out");
+    *out = nullptr;
+    RequireNonNull(op, "op");
+    edgeattn::KvCacheOptions options;
+    options.format = ToKvFormat(format);
+    if (attention_kernel != nullptr) options.attention_kernel = attention_kernel;
+    *out = new edgeattn_kv_cache{edgeattn::KvCache(op->mha, max_length, batch, options)};
+  });
+}
+
 void edgeattn_kv_cache_destroy(edgeattn_kv_cache* cache) { delete cache; }
+
+size_t edgeattn_kv_cache_bytes_per_position(const edgeattn_kv_cache* cache) {
+  return cache != nullptr ? cache->cache.bytes_per_position() : 0;
+}
 
 size_t edgeattn_kv_cache_length(const edgeattn_kv_cache* cache) {
   return cache != nullptr ? cache->cache.length() : 0;

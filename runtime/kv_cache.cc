@@ -38,7 +38,11 @@ KvCache::State& LiveCacheState(const std::unique_ptr<KvCache::State>& state) {
   return *state;
 }
 
-KvCache::KvCache(const MultiheadAttention& mha, std::size_t max_length, std::size_t batch) {
+KvCache::KvCache(const MultiheadAttention& mha, std::size_t max_length, std::size_t batch)
+    : KvCache(mha, max_length, batch, KvCacheOptions{}) {}
+
+KvCache::KvCache(const MultiheadAttention& mha, std::size_t max_length, std::size_t batch,
+                 const KvCacheOptions& options) {
   const Config& config = mha.config();
   CheckCapacity(max_length, batch);
   auto s = std::make_unique<State>();
@@ -56,7 +60,9 @@ KvCache::KvCache(const MultiheadAttention& mha, std::size_t max_length, std::siz
     s->slots = Min(ring, max_length);
   }
   const std::size_t dk = config.d_model / config.num_heads;
-  s->attention = simd::FindAttentionKernel(simd::KvType::kF32, mha.attention_kernel());
+  s->format = options.format;
+  s->attention = &ChooseCacheKernel(
+      *simd::FindAttentionKernel(simd::KvType::kF32, mha.attention_kernel()), options);
   s->keys_stride = PackedHeadStride(s->attention->keys_bytes(s->slots, dk));
   s->values_stride = PackedHeadStride(s->attention->values_bytes(s->slots, dk));
   s->keys = ZeroedBytes(batch * s->kv_heads * s->keys_stride);
@@ -88,6 +94,14 @@ std::size_t KvCache::bytes() const {
   const State& s = LiveCacheState(state_);
   return s.batch * (s.item_keys_bytes() + s.item_values_bytes());
 }
+
+std::size_t KvCache::bytes_per_position() const {
+  const State& s = LiveCacheState(state_);
+  return DivCeil(bytes(), s.batch * s.slots);
+}
+
+KvFormat KvCache::format() const { return LiveCacheState(state_).format; }
+const char* KvCache::attention_kernel() const { return LiveCacheState(state_).attention->name; }
 
 void KvCache::Clear() {
   State& s = LiveCacheState(state_);
@@ -171,8 +185,7 @@ void CheckRoom(const char* name, const KvCache::State& cache, std::size_t b, std
 
 }  // namespace
 
-MhaShape ValidateDecode(const Config& config, const simd::AttentionKernel& attention,
-                        const ConstTensor& x, const Tensor& out,
+MhaShape ValidateDecode(const Config& config, const ConstTensor& x, const Tensor& out,
                         const Span<const std::size_t>& step_lengths, const KvCache::State& cache) {
   if (cache.d_model != config.d_model || cache.heads != config.num_heads ||
       cache.kv_heads != KvHeads(config)) {
@@ -180,10 +193,6 @@ MhaShape ValidateDecode(const Config& config, const simd::AttentionKernel& atten
                 " heads, " + Str(cache.kv_heads) + " key/value heads; this operator has " +
                 Str(config.d_model) + ", " + Str(config.num_heads) + ", " +
                 Str(KvHeads(config)));
-  }
-  if (cache.attention != &attention) {
-    throw Error(std::string("cache: holds keys and values for the attention kernel ") +
-                cache.attention->name + ", this operator runs " + attention.name);
   }
   ValidateTensor("x", x, config.d_model);
   ValidateTensor("out", out, config.d_model);

@@ -21,10 +21,11 @@ struct EDGEATTN_HIDDEN KvCache::State {
   std::size_t d_model, heads, kv_heads;  // of the operator it was made for
   std::size_t batch, max_length;
   std::size_t window;  // the operator's (0: none)
+  KvFormat format;
   std::size_t slots;
   std::vector<std::size_t> lengths;  // positions cached, per sequence
   std::vector<std::size_t> oldest;   // the first position each sequence's ring still holds
-  const simd::AttentionKernel* attention;   // whose layout the keys and values are in
+  const simd::AttentionKernel* attention;  // whose layout the keys and values are in; Decode runs it
   std::size_t keys_stride, values_stride;  // bytes per (sequence, key/value head)
   hwy::AlignedFreeUniquePtr<std::uint8_t[]> keys, values;
   std::atomic<bool> busy{false};  // a decode step or a change of lengths or order (ExclusiveUse)
@@ -42,6 +43,10 @@ struct EDGEATTN_HIDDEN KvCache::State {
   std::size_t item_keys_bytes() const { return kv_heads * keys_stride; }
   std::size_t item_values_bytes() const { return kv_heads * values_stride; }
 };
+
+// The attention kernel a cache of options.format runs: the operator's own for fp32 unless named.
+const simd::AttentionKernel& ChooseCacheKernel(const simd::AttentionKernel& operator_kernel,
+                                               const KvCacheOptions& options);
 
 // Shared by KvCache and CrossAttentionMemory: checks their max_length and batch, and allocates
 // their zeroed, aligned buffers.
@@ -62,8 +67,7 @@ void AppendedPositions(KvCache::State& cache, std::size_t b, std::size_t n);
 
 // Checks a decode step's input, output and per-sequence step lengths (null: x.length each)
 // against the configuration and the cache; returns the step's shape (lq = lk = x.length).
-MhaShape ValidateDecode(const Config& config, const simd::AttentionKernel& attention,
-                        const ConstTensor& x, const Tensor& out,
+MhaShape ValidateDecode(const Config& config, const ConstTensor& x, const Tensor& out,
                         const Span<const std::size_t>& step_lengths, const KvCache::State& cache);
 
 }  // namespace edgeattn

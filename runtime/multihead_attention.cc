@@ -254,7 +254,7 @@ void MultiheadAttention::Decode(Context& context, ConstTensor x, KvCache& cache,
   const Impl& impl = Live(impl_);
   KvCache::State& c = LiveCacheState(cache.state_);
   const ExclusiveUse cache_use(c.busy, kCacheBusy);
-  const MhaShape shape = ValidateDecode(impl.config, *impl.attention, x, out, step_lengths, c);
+  const MhaShape shape = ValidateDecode(impl.config, x, out, step_lengths, c);
   MhaOptions options;
   options.causal = true;
   options.query_lengths = options.key_lengths = step_lengths.data;
@@ -262,7 +262,7 @@ void MultiheadAttention::Decode(Context& context, ConstTensor x, KvCache& cache,
                       c.values_stride, c.lengths.data(), c.slots};
   Context::State& state = *context.state_;
   const ExclusiveUse context_use(state.busy, kContextBusy);
-  MhaForward(impl.projections, *impl.attention, impl.math, shape, options, x.data, x.data,
+  MhaForward(impl.projections, *c.attention, impl.math, shape, options, x.data, x.data,
              x.data, out.data, &store, *state.executor, state.workspace);
   for (std::size_t b = 0; b < c.batch; ++b) {
     AppendedPositions(c, b, step_lengths.data != nullptr ? step_lengths.data[b] : x.length);

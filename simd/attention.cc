@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "simd/attention_kv.h"
 #include "simd/gemm_f32.h"
 #include "simd/targets.h"
 #include "simd/vector_width.h"
@@ -66,6 +67,9 @@ std::vector<const AttentionKernel*> AttentionKernels(KvType type) {
   InitDispatch();
   std::vector<const AttentionKernel*> kernels;
   for (const AttentionKernel* kernel : HWY_DYNAMIC_DISPATCH(ListAttentionKernels)()) {
+    if (kernel->kv == type) kernels.push_back(kernel);
+  }
+  for (const AttentionKernel* kernel : CompactKvAttentionKernels()) {
     if (kernel->kv == type) kernels.push_back(kernel);
   }
   return kernels;

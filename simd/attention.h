@@ -59,6 +59,9 @@ struct AttentionHeadArgs {
 // range of one head's query rows on that layout.
 enum class KvType {
   kF32,
+  kBf16,  // attention_kv.h
+  kF16,
+  kI8,
 };
 
 struct AttentionKernel {

@@ -36,6 +36,14 @@ typedef enum edgeattn_precision {
   EDGEATTN_FP16 = 3  /* fp16 projection weights (Precision::kFp16) */
 } edgeattn_precision;
 
+/* How a KV cache stores keys and values (edgeattn::KvFormat; docs/decoding.md). */
+typedef enum edgeattn_kv_format {
+  EDGEATTN_KV_FP32 = 0,
+  EDGEATTN_KV_BF16 = 1,
+  EDGEATTN_KV_FP16 = 2,
+  EDGEATTN_KV_INT8 = 3
+} edgeattn_kv_format;
+
 typedef enum edgeattn_rotary_layout {
   EDGEATTN_ROTARY_NONE = 0,
   EDGEATTN_ROTARY_HALVES = 1,     /* dims i and i + rotary_dim / 2 pair up (Llama, NeoX) */
@@ -239,7 +247,16 @@ EDGEATTN_C_API edgeattn_status edgeattn_forward_ex(const edgeattn_operator* op,
 EDGEATTN_C_API edgeattn_status edgeattn_kv_cache_create(const edgeattn_operator* op,
                                                         size_t max_length, size_t batch,
                                                         edgeattn_kv_cache** out);
+/* The same with its keys and values stored as `format` (an edgeattn_kv_format), decoded by the
+ * attention kernel named `attention_kernel` (NULL or "": the format's default). */
+EDGEATTN_C_API edgeattn_status edgeattn_kv_cache_create_format(const edgeattn_operator* op,
+                                                               size_t max_length, size_t batch,
+                                                               int format,
+                                                               const char* attention_kernel,
+                                                               edgeattn_kv_cache** out);
 EDGEATTN_C_API void edgeattn_kv_cache_destroy(edgeattn_kv_cache* cache);
+/* Bytes per position of one sequence (every key/value head; 0 for NULL). */
+EDGEATTN_C_API size_t edgeattn_kv_cache_bytes_per_position(const edgeattn_kv_cache* cache);
 /* Positions cached: the longest sequence's (edgeattn_kv_cache_item_length: each one's). */
 EDGEATTN_C_API size_t edgeattn_kv_cache_length(const edgeattn_kv_cache* cache);
 /* Bytes held, and positions stored: max_length, or a windowed operator's ring (0 for NULL). */

@@ -240,12 +240,33 @@ EDGEATTN_API std::vector<std::string> ProjectionKernels(Precision precision);
 // accepts.
 EDGEATTN_API std::vector<std::string> AttentionKernels();
 
+// How a KvCache stores keys and values (docs/decoding.md, "Cache formats"). fp32: as computed.
+// bf16, fp16: rounded to nearest even (half the bytes; fp16 overflows to infinity past 65504).
+// int8: one fp32 scale per position and key/value head (max |x| / 127), about a quarter of the
+// bytes; the decode step quantizes each query row the same way and scores in integers.
+// Keys are stored rotated (AttentionMath::rotary) in every format.
+enum class KvFormat { kFp32, kBf16, kFp16, kInt8 };
+
+// "fp32", "bf16", "fp16" or "int8"; "unknown" for a value outside the enum.
+EDGEATTN_API const char* KvFormatName(KvFormat format);
+
+// The attention-core kernels this CPU runs on a cache of `format`, best first: the names
+// KvCacheOptions::attention_kernel accepts.
+EDGEATTN_API std::vector<std::string> AttentionKernels(KvFormat format);
+
+struct KvCacheOptions {
+  KvFormat format = KvFormat::kFp32;
+  // The attention kernel of the cache's decode steps, by name (one of AttentionKernels(format));
+  // empty: the operator's own for fp32, else the best this CPU runs for the format.
+  std::string attention_kernel = "";
+};
+
 class MultiheadAttention;
 class SafetensorsFile;
 
 // Keys and values of earlier positions for incremental decoding with
 // MultiheadAttention::Decode: room for max_length positions of `batch` sequences, allocated
-// once (float, packed for the attention core). Each sequence has its own length (a ragged
+// once (packed for the attention core, in the format of KvCacheOptions). Each sequence has its own length (a ragged
 // batch; docs/decoding.md). For an operator with a window (AttentionMath::window) it holds only
 // the last slots() positions of each sequence as a ring, whatever max_length is: a step may add
 // at most slots() - window + 1 positions once the ring is full, and Truncate rolls back only as
@@ -255,6 +276,8 @@ class SafetensorsFile;
 class EDGEATTN_API KvCache {
  public:
   KvCache(const MultiheadAttention& mha, std::size_t max_length, std::size_t batch = 1);
+  KvCache(const MultiheadAttention& mha, std::size_t max_length, std::size_t batch,
+          const KvCacheOptions& options);
   ~KvCache();
   KvCache(KvCache&&) noexcept;
   KvCache& operator=(KvCache&&) noexcept;
@@ -264,6 +287,12 @@ class EDGEATTN_API KvCache {
   std::size_t max_length() const;
   std::size_t batch() const;
   std::size_t bytes() const;
+  // Bytes per position of one sequence (every key/value head, keys and values), rounded up:
+  // bytes() / (batch() * slots()).
+  std::size_t bytes_per_position() const;
+  KvFormat format() const;
+  // The attention kernel its decode steps run (KvCacheOptions::attention_kernel).
+  const char* attention_kernel() const;
   // Positions held: max_length, or the ring's size for a windowed operator's cache.
   std::size_t slots() const;
   void Clear();  // back to length 0; keeps the memory

@@ -59,5 +59,23 @@ TEST(NoAllocationTest, ForwardAfterTheFirstCall) {
   EXPECT_GE(allocations.load() - before, 2);
 }
 
+// A decode step allocates nothing either, in every cache format, once the workspace is sized.
+TEST(NoAllocationTest, DecodeStepAfterTheFirst) {
+  const RandomModel model(64, 4);
+  const MultiheadAttention mha(model.config, model.view());
+  const std::vector<float> x = RandomActivations(64);
+  std::vector<float> y(x.size());
+  for (KvFormat format : {KvFormat::kFp32, KvFormat::kBf16, KvFormat::kFp16, KvFormat::kInt8}) {
+    KvCacheOptions options;
+    options.format = format;
+    KvCache cache(mha, 64, 1, options);
+    Context context(2);
+    mha.Decode(context, {x.data(), 1, 1, 64}, cache, {y.data(), 1, 1, 64});
+    const long before = allocations.load();
+    for (int i = 0; i < 20; ++i) mha.Decode(context, {x.data(), 1, 1, 64}, cache, {y.data(), 1, 1, 64});
+    EXPECT_EQ(allocations.load() - before, 0) << KvFormatName(format);
+  }
+}
+
 }  // namespace
 }  // namespace edgeattn

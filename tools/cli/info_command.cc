@@ -99,6 +99,13 @@ Command AddInfoCommand(CLI::App& parent) {
             std::printf("fp16 kernels:        %s\n",
                         Join(edgeattn::ProjectionKernels(Precision::kFp16)).c_str());
             std::printf("attention kernels:   %s\n", Join(edgeattn::AttentionKernels()).c_str());
+            // A KV cache's format picks its decode steps' kernel (edgeattn::KvCacheOptions).
+            for (edgeattn::KvFormat format : {edgeattn::KvFormat::kBf16, edgeattn::KvFormat::kFp16,
+                                              edgeattn::KvFormat::kInt8}) {
+              const std::string label = "kv " + std::string(KvFormatName(format)) + " kernels:";
+              std::printf("%-21s%s\n", label.c_str(),
+                          Join(edgeattn::AttentionKernels(format)).c_str());
+            }
             PrintThreadPool();
             return 0;
           }};

@@ -28,6 +28,19 @@ Precision PrecisionNamed(const std::string& name) {
   throw Error("--precision: expected one of fp32, int8, bf16, fp16, got '" + name + "'");
 }
 
+std::vector<std::string> KvFormatNames() {
+  std::vector<std::string> names;
+  for (KvFormat format : kKvFormats) names.emplace_back(KvFormatName(format));
+  return names;
+}
+
+KvFormat KvFormatNamed(const std::string& name) {
+  for (KvFormat format : kKvFormats) {
+    if (name == KvFormatName(format)) return format;
+  }
+  throw Error("--kv-format: expected one of fp32, bf16, fp16, int8, got '" + name + "'");
+}
+
 void AddLayerFlags(CLI::App* app, LayerFlags* flags) {
   app->add_option("--prefix", flags->prefix,
                   "Load the attention layer whose tensors start with this prefix in a "

@@ -31,6 +31,12 @@ inline constexpr Precision kPrecisions[] = {Precision::kFp32, Precision::kInt8, 
 std::vector<std::string> PrecisionNames();
 Precision PrecisionNamed(const std::string& name);
 
+// The KV cache formats ("fp32", "bf16", "fp16", "int8") and the format of a name among them.
+inline constexpr KvFormat kKvFormats[] = {KvFormat::kFp32, KvFormat::kBf16, KvFormat::kFp16,
+                                          KvFormat::kInt8};
+std::vector<std::string> KvFormatNames();
+KvFormat KvFormatNamed(const std::string& name);
+
 }  // namespace cli
 }  // namespace edgeattn
 

@@ -159,6 +159,11 @@ void AddBenchOptions(CLI::App* app, BenchOptions* o) {
                   "CPU's), e.g. qd8_qc8w_vnni_4x4v,qd8_qc8w_i16_1x1v")
       ->delimiter(',')
       ->excludes(precision);
+  app->add_option("--kv-format", o->kv_formats,
+                  "Decode steps: KV cache formats to measure, e.g. fp32,bf16,fp16,int8")
+      ->delimiter(',')
+      ->check(CLI::IsMember(KvFormatNames()))
+      ->capture_default_str();
   app->add_option("--int8-block", o->int8_block,
                   "int8: activation values per quantization scale (multiple of 4)")
       ->capture_default_str();
@@ -380,6 +385,13 @@ BenchPlan MakeBenchPlan(const BenchOptions& o) {
   }
   for (const BenchGroup& g : plan.groups) CheckMemory(g);
   plan.modes = Modes(o);
+  for (const std::string& name : o.kv_formats) {
+    const KvFormat format = KvFormatNamed(name);
+    if (std::find(plan.kv_formats.begin(), plan.kv_formats.end(), format) ==
+        plan.kv_formats.end()) {
+      plan.kv_formats.push_back(format);
+    }
+  }
   plan.threads = ThreadCounts(o.threads);
   plan.int8_block = o.int8_block;
   plan.measure = o.measure;

@@ -23,6 +23,7 @@ struct BenchOptions {
   bool causal = false;
   std::vector<std::string> precisions = {"fp32", "int8"};
   std::vector<std::string> kernels;  // projection kernels by name, instead of precisions
+  std::vector<std::string> kv_formats = {"fp32"};  // decode steps' KV cache formats
   std::size_t int8_block = kDefaultInt8Block;
   StopRule measure;
   std::string reference = "auto";
@@ -68,6 +69,7 @@ struct BenchMode {
 struct BenchPlan {
   std::vector<BenchGroup> groups;
   std::vector<BenchMode> modes;
+  std::vector<KvFormat> kv_formats;  // each self-attention decode row in each
   std::vector<std::size_t> threads;
   std::size_t int8_block = kDefaultInt8Block;
   StopRule measure;

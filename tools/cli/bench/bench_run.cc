@@ -51,8 +51,8 @@ struct GroupRun {
 
 // Builds the operator and the context inside the memory watch, so that the row's added RSS
 // counts the packed weights, the threads, the scratch memory and the cache.
-Row MeasureRow(const GroupRun& run, const BenchMode& mode, std::size_t threads,
-               Progress& progress) {
+Row MeasureRow(const GroupRun& run, const BenchMode& mode, KvFormat kv_format,
+               std::size_t threads, Progress& progress) {
   Row row;
   row.group = run.group;
   row.mode = PrecisionName(mode.precision);
@@ -71,9 +71,17 @@ Row MeasureRow(const GroupRun& run, const BenchMode& mode, std::size_t threads,
   row.attention_kernel = mha.attention_kernel();
   Context context(threads);
   row.threads = context.threads();
-  const std::string label =
-      run.label + " " + row.mode + " (" + row.kernel + ") " + std::to_string(row.threads) + " thr";
-  const std::unique_ptr<WorkloadRun> calls = run.workload.Start(mha, context);
+  KvCacheOptions kv;
+  kv.format = kv_format;
+  const std::unique_ptr<WorkloadRun> calls = run.workload.Start(mha, context, kv);
+  if (run.workload.has_cache()) {
+    row.kv_format = KvFormatName(kv_format);
+    row.cache_bytes_per_position = calls->cache_bytes_per_position();
+    row.attention_kernel = calls->cache_kernel();
+  }
+  const std::string label = run.label + " " + row.mode + " (" + row.kernel + ") " +
+                            (row.kv_format.empty() ? "" : "kv " + row.kv_format + " ") +
+                            std::to_string(row.threads) + " thr";
   row.stats =
       Measure([&] { calls->Call(); }, run.plan.measure,
               [&](bool warming_up, std::size_t n, double seconds) {
@@ -96,7 +104,10 @@ Row MeasureRow(const GroupRun& run, const BenchMode& mode, std::size_t threads,
 void RunGroup(const BenchGroup& g, const RandomModel& model, const BenchPlan& plan,
               RowWriter& writer, Progress& progress) {
   const std::unique_ptr<Workload> workload = MakeWorkload(g, model);
-  const std::size_t rows = plan.modes.size() * plan.threads.size();
+  // Only a run with a KV cache has a format to choose: the others run once per mode.
+  const std::vector<KvFormat> kv_formats =
+      workload->has_cache() ? plan.kv_formats : std::vector<KvFormat>{KvFormat::kFp32};
+  const std::size_t rows = plan.modes.size() * kv_formats.size() * plan.threads.size();
   const std::string label = GroupLabel(g);
   // When each row finished, and how busy the machine was then.
   const auto write = [&](Row row) {
@@ -109,12 +120,14 @@ void RunGroup(const BenchGroup& g, const RandomModel& model, const BenchPlan& pl
   if (plan.reference != ReferencePolicy::kNever) write(reference.row);
   const GroupRun run{g, model, *workload, plan, reference, label};
   for (const BenchMode& mode : plan.modes) {
-    std::optional<double> first_ms;
-    for (std::size_t threads : plan.threads) {
-      Row row = MeasureRow(run, mode, threads, progress);
-      if (!first_ms) first_ms = row.stats->median_ms;
-      row.speedup_vs_first_threads = *first_ms / row.stats->median_ms;
-      write(row);
+    for (KvFormat kv_format : kv_formats) {
+      std::optional<double> first_ms;
+      for (std::size_t threads : plan.threads) {
+        Row row = MeasureRow(run, mode, kv_format, threads, progress);
+        if (!first_ms) first_ms = row.stats->median_ms;
+        row.speedup_vs_first_threads = *first_ms / row.stats->median_ms;
+        write(row);
+      }
     }
   }
 }

@@ -74,8 +74,8 @@ class CrossStepWorkload : public Workload {
                      encoder, encoder, {out->data(), g_.batch, g_.seq, g_.d_model});
   }
 
-  std::unique_ptr<WorkloadRun> Start(const MultiheadAttention& mha,
-                                     Context& context) const override {
+  std::unique_ptr<WorkloadRun> Start(const MultiheadAttention& mha, Context& context,
+                                     const KvCacheOptions&) const override {
     return std::make_unique<CrossStepRun>(mha, context, g_, query_, encoder_);
   }
 

@@ -19,9 +19,10 @@ namespace {
 class DecodeRun : public WorkloadRun {
  public:
   DecodeRun(const MultiheadAttention& mha, Context& context, const BenchGroup& g,
-            const std::vector<float>& prefix, const std::vector<float>& step)
+            const KvCacheOptions& kv, const std::vector<float>& prefix,
+            const std::vector<float>& step)
       : mha_(mha), context_(context), g_(g), step_(step),
-        cache_(mha, g.cache_len + g.seq, g.batch), out_(step.size()) {
+        cache_(mha, g.cache_len + g.seq, g.batch, kv), out_(step.size()) {
     // Beam 0 forks into beams 0 and 1, the others shift down and the last is dropped.
     for (std::size_t b = 0; b < g.batch; ++b) beams_.push_back(b == 0 ? 0 : b - 1);
     if (g.cache_len > 0) Prefill(prefix);
@@ -35,6 +36,8 @@ class DecodeRun : public WorkloadRun {
   }
   const std::vector<float>& output() const override { return out_; }
   std::size_t cache_bytes() const override { return cache_.bytes(); }
+  std::size_t cache_bytes_per_position() const override { return cache_.bytes_per_position(); }
+  const char* cache_kernel() const override { return cache_.attention_kernel(); }
 
  private:
   // A context of its own fills the cache, so that the row's scratch memory is the step's; in
@@ -121,10 +124,11 @@ class DecodeWorkload : public Workload {
                      {out->data(), g_.batch, g_.seq, g_.d_model}, options);
   }
 
-  std::unique_ptr<WorkloadRun> Start(const MultiheadAttention& mha,
-                                     Context& context) const override {
-    return std::make_unique<DecodeRun>(mha, context, g_, prefix_, step_);
+  std::unique_ptr<WorkloadRun> Start(const MultiheadAttention& mha, Context& context,
+                                     const KvCacheOptions& kv) const override {
+    return std::make_unique<DecodeRun>(mha, context, g_, kv, prefix_, step_);
   }
+  bool has_cache() const override { return true; }
 
  private:
   std::size_t KvDim() const { return g_.kv_heads * (g_.d_model / g_.heads); }

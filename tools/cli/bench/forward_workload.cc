@@ -49,8 +49,8 @@ class ForwardWorkload : public Workload {
                      {out->data(), g_.batch, g_.seq, g_.d_model}, options_);
   }
 
-  std::unique_ptr<WorkloadRun> Start(const MultiheadAttention& mha,
-                                     Context& context) const override {
+  std::unique_ptr<WorkloadRun> Start(const MultiheadAttention& mha, Context& context,
+                                     const KvCacheOptions&) const override {
     return std::make_unique<ForwardRun>(mha, context, Query(), Key(), Value(), options_);
   }
 

@@ -41,6 +41,8 @@ struct Row {
   std::size_t weight_bytes = 0;                    // the operator's packed projections
   std::size_t workspace_bytes = 0;                 // the context's scratch memory
   std::size_t cache_bytes = 0;                     // decode: the KV cache
+  std::string kv_format;                           // decode: its format ("" without a cache)
+  std::size_t cache_bytes_per_position = 0;        // decode: per position of one sequence
   std::optional<std::size_t> peak_rss_bytes;       // the process's RSS high-water mark
   std::optional<std::size_t> added_rss_bytes;      // of which the row added
   std::string time;                                // UTC, when the row finished

@@ -65,6 +65,8 @@ void AddResults(const Row& r, nlohmann::ordered_json& j) {
   j["weight_bytes"] = r.weight_bytes ? nlohmann::ordered_json(r.weight_bytes) : nullptr;
   j["workspace_bytes"] = r.workspace_bytes;
   j["cache_bytes"] = r.cache_bytes;
+  j["kv_format"] = OptText(r.kv_format);
+  j["cache_bytes_per_position"] = r.cache_bytes_per_position;
   j["peak_rss_bytes"] = Opt(r.peak_rss_bytes);
   j["added_rss_bytes"] = Opt(r.added_rss_bytes);
 }

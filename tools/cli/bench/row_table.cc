@@ -67,6 +67,7 @@ std::vector<Column> Columns(const BenchEnvironment& env) {
          return std::string(r.group.causal ? "causal" : "none") + window;
        }},
       {"mode", -9, [](const Row& r) { return r.mode; }},
+      {"kv", -4, [](const Row& r) { return r.kv_format.empty() ? "-" : r.kv_format; }},
       {"thr", 3, [count](const Row& r) { return count(r.threads); }},
       {"p50 ms", 10, [](const Row& r) {
          return r.stats ? Format("%.3f", r.stats->median_ms) : "skipped";
@@ -89,6 +90,9 @@ std::vector<Column> Columns(const BenchEnvironment& env) {
        }},
       {"work MiB", 9, [](const Row& r) {
          return Format("%.2f", (r.workspace_bytes + r.cache_bytes) / 1048576.0);
+       }},
+      {"kv B/pos", 8, [count](const Row& r) {
+         return r.cache_bytes_per_position ? count(r.cache_bytes_per_position) : "-";
        }},
       {"peak MiB", 9, [](const Row& r) { return Number(Mib(r.peak_rss_bytes), "%.1f"); }},
       {"load", 5, [](const Row& r) { return Number(r.load_average, "%.1f"); }},

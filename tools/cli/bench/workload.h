@@ -22,6 +22,9 @@ class WorkloadRun {
   // What the last call wrote, laid out as Workload::Reference's output.
   virtual const std::vector<float>& output() const = 0;
   virtual std::size_t cache_bytes() const { return 0; }
+  // A self-attention decode step's KV cache: bytes per position and its attention kernel.
+  virtual std::size_t cache_bytes_per_position() const { return 0; }
+  virtual const char* cache_kernel() const { return nullptr; }
 };
 
 class Workload {
@@ -30,9 +33,11 @@ class Workload {
   virtual double flops() const = 0;            // of one call (ForwardFlops / DecodeFlops)
   virtual double reference_flops() const = 0;  // of one reference call
   virtual void Reference(std::vector<float>* out) const = 0;
-  // `mha` and `context` must outlive the run.
-  virtual std::unique_ptr<WorkloadRun> Start(const MultiheadAttention& mha,
-                                             Context& context) const = 0;
+  // `mha` and `context` must outlive the run; a KV cache, if the run has one, is made as `kv`.
+  virtual std::unique_ptr<WorkloadRun> Start(const MultiheadAttention& mha, Context& context,
+                                             const KvCacheOptions& kv) const = 0;
+  // Whether Start's runs hold a KV cache (whose format a row may choose).
+  virtual bool has_cache() const { return false; }
 };
 
 // The model must outlive the workload.

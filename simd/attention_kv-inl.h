@@ -1,0 +1,443 @@
+// Per-target attention core on compact keys and values (attention_kv.h): the online softmax of
+// the fp32 core, over key tiles of 256, with each format's scores and P V.
+
+#if defined(EDGEATTN_SIMD_ATTENTION_KV_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef EDGEATTN_SIMD_ATTENTION_KV_INL_H_
+#undef EDGEATTN_SIMD_ATTENTION_KV_INL_H_
+#else
+#define EDGEATTN_SIMD_ATTENTION_KV_INL_H_
+#endif
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "hwy/highway.h"
+#include "simd/attention.h"
+#include "simd/attention_kv.h"
+#include "simd/attention_mask-inl.h"
+#include "simd/gemm_f32.h"
+#include "simd/highway_compat.h"
+#include "simd/softmax-inl.h"
+#include "simd/tile_f32-inl.h"
+#include "simd/vector_width.h"
+
+namespace edgeattn {
+namespace simd {
+// The target-independent parts of the kernels' contracts (attention_kv.cc).
+size_t HalfKeysBytes(size_t lk, size_t dk);
+size_t HalfValuesBytes(size_t lk, size_t dk);
+void PackBf16KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t first,
+                        size_t count, size_t stored, size_t dk, void* keys, void* values);
+void PackF16KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t first,
+                       size_t count, size_t stored, size_t dk, void* keys, void* values);
+size_t I8KeysBytes(size_t lk, size_t dk);
+size_t I8ValuesBytes(size_t lk, size_t dk);
+void PackI8KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t first,
+                      size_t count, size_t stored, size_t dk, void* keys, void* values);
+size_t CompactKvScratch(size_t dk);
+}  // namespace simd
+}  // namespace edgeattn
+
+#if EDGEATTN_TARGET_HAS_AVX512_VNNI
+#include <immintrin.h>
+#define EDGEATTN_KV_VNNI 1
+// Highway 1.0.3's AVX3_DL attribute string lacks avx512vnni (as in gemm_i8-inl.h).
+HWY_PUSH_ATTRIBUTES(HWY_TARGET_STR ",avx512vnni")
+#else
+#define EDGEATTN_KV_VNNI 0
+HWY_BEFORE_NAMESPACE();
+#endif
+
+// The Armv8.2 dot product on NEON targets, which Highway 1.0.3 neither enables nor detects:
+// g++ only (its per-function target attribute below), where Linux reports the feature
+// (HWCAP_ASIMDDP) or the whole build targets it. Other ARM builds run the portable kernel.
+#if EDGEATTN_TARGET_IS_NEON && HWY_COMPILER_GCC_ACTUAL && \
+    (defined(__linux__) || defined(__ARM_FEATURE_DOTPROD))
+#include <arm_neon.h>
+#if !defined(__ARM_FEATURE_DOTPROD)
+#include <sys/auxv.h>
+#endif
+#define EDGEATTN_KV_NEON_DOT 1
+#else
+#define EDGEATTN_KV_NEON_DOT 0
+#endif
+namespace edgeattn {
+namespace simd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// The query rows of a block as each format scores them: scaled by args.scale (fp32), and for
+// int8 keys also quantized per row (q8, with the row's scale and the sum of its int8 values).
+struct QueryBlock {
+  float* q;
+  size_t ldq;
+  int8_t* q8;
+  size_t ldq8;
+  float q8_scale[kAttentionMaxBlockRows];
+  int32_t q8_sum[kAttentionMaxBlockRows];
+};
+
+// bf16 / fp16 keys and values: the fp32 tile kernel with 16-bit B, widened in registers.
+template <class T>
+struct HalfKv {
+  static constexpr bool kQuantizesQuery = false;
+
+  static void Scores(const AttentionHeadArgs& args, const QueryBlock& q, size_t rows, size_t t0,
+                     size_t keys, float* HWY_RESTRICT scores) {
+    const size_t dk = args.dk;
+    for (size_t p0 = 0; p0 < keys; p0 += kGemmPanelWidth) {
+      const T* panel = static_cast<const T*>(args.keys) + (t0 + p0) * dk;
+      MatMulTiles<T>(q.q, q.ldq, rows, panel, kGemmPanelWidth, dk,
+                     HWY_MIN(kGemmPanelWidth, keys - p0), TileInit::kZero, nullptr, scores + p0,
+                     kAttentionKeyTile);
+    }
+  }
+
+  static void AccumulateValues(const AttentionHeadArgs& args, const float* HWY_RESTRICT p,
+                               size_t rows, size_t t0, size_t keys, float* HWY_RESTRICT acc,
+                               size_t ldacc) {
+    const T* values = static_cast<const T*>(args.values) + t0 * args.dk;
+    MatMulTiles<T>(p, kAttentionKeyTile, rows, values, args.dk, keys, args.dk,
+                   TileInit::kAccumulate, nullptr, acc, ldacc);
+  }
+};
+
+using I32Tag = hn::CappedTag<int32_t, 16>;
+
+HWY_INLINE size_t I8Groups(size_t dk) { return (dk + 3) / 4; }
+HWY_INLINE size_t I8PanelBytes(size_t dk) { return (I8Groups(dk) + 1) * kI8KeyPanel * 4; }
+
+// Scores of one row against one panel of 64 int8 keys, from the exact integer dot products:
+// scores[j] = float(dot_j) * key_scale_j * q_scale.
+HWY_INLINE void StoreI8Scores(hn::Vec<I32Tag> dot, const float* HWY_RESTRICT scales, float q_scale,
+                              float* HWY_RESTRICT scores) {
+  const hn::Rebind<float, I32Tag> df;
+  const auto s = hn::Mul(hn::ConvertTo(df, dot), hn::LoadU(df, scales));
+  hn::StoreU(hn::Mul(s, hn::Set(df, q_scale)), df, scores);
+}
+
+// Portable: each word holds 4 channels of one key (k + 128); xor 0x80 per byte gives the signed
+// bytes, shifts sign-extend each, and int32 multiply-adds sum them exactly.
+struct I8DotI32 {
+  static void Panel(const int8_t* HWY_RESTRICT q8, int32_t /*q8_sum*/, float q_scale,
+                    const uint8_t* HWY_RESTRICT panel, size_t dk, float* HWY_RESTRICT scores) {
+    const I32Tag di;
+    const size_t N = hn::Lanes(di);
+    const size_t groups = I8Groups(dk);
+    const float* scales = reinterpret_cast<const float*>(panel + groups * kI8KeyPanel * 4);
+    const auto flip = hn::Set(di, static_cast<int32_t>(0x80808080u));
+    for (size_t j = 0; j < kI8KeyPanel; j += N) {
+      auto dot = hn::Zero(di);
+      for (size_t g = 0; g < groups; ++g) {
+        const auto w = hn::Xor(
+            hn::LoadU(di, reinterpret_cast<const int32_t*>(panel + (g * kI8KeyPanel + j) * 4)),
+            flip);
+        const int8_t* q = q8 + g * 4;
+        dot = hn::Add(dot, hn::Mul(hn::ShiftRight<24>(hn::ShiftLeft<24>(w)), hn::Set(di, q[0])));
+        dot = hn::Add(dot, hn::Mul(hn::ShiftRight<24>(hn::ShiftLeft<16>(w)), hn::Set(di, q[1])));
+        dot = hn::Add(dot, hn::Mul(hn::ShiftRight<24>(hn::ShiftLeft<8>(w)), hn::Set(di, q[2])));
+        dot = hn::Add(dot, hn::Mul(hn::ShiftRight<24>(w), hn::Set(di, q[3])));
+      }
+      StoreI8Scores(dot, scales + j, q_scale, scores + j);
+    }
+  }
+};
+
+#if EDGEATTN_KV_VNNI
+// AVX512-VNNI: vpdpbusd multiplies the unsigned key bytes (k + 128) by the query's signed bytes,
+// four channels per lane; sum (k + 128) q = k.q + 128 sum q, so the row's 128 sum q is taken off.
+struct I8DotVnni {
+  static void Panel(const int8_t* HWY_RESTRICT q8, int32_t q8_sum, float q_scale,
+                    const uint8_t* HWY_RESTRICT panel, size_t dk, float* HWY_RESTRICT scores) {
+    const size_t groups = I8Groups(dk);
+    __m512i acc0 = _mm512_setzero_si512(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
+    for (size_t g = 0; g < groups; ++g) {
+      int32_t word;
+      memcpy(&word, q8 + g * 4, 4);
+      const __m512i q = _mm512_set1_epi32(word);
+      const uint8_t* keys = panel + g * kI8KeyPanel * 4;
+      acc0 = _mm512_dpbusd_epi32(acc0, _mm512_loadu_si512(keys), q);
+      acc1 = _mm512_dpbusd_epi32(acc1, _mm512_loadu_si512(keys + 64), q);
+      acc2 = _mm512_dpbusd_epi32(acc2, _mm512_loadu_si512(keys + 128), q);
+      acc3 = _mm512_dpbusd_epi32(acc3, _mm512_loadu_si512(keys + 192), q);
+    }
+    const __m512i offset = _mm512_set1_epi32(128 * q8_sum);
+    const float* scales = reinterpret_cast<const float*>(panel + groups * kI8KeyPanel * 4);
+    StoreI8Scores(hn::Vec<I32Tag>{_mm512_sub_epi32(acc0, offset)}, scales, q_scale, scores);
+    StoreI8Scores(hn::Vec<I32Tag>{_mm512_sub_epi32(acc1, offset)}, scales + 16, q_scale,
+                  scores + 16);
+    StoreI8Scores(hn::Vec<I32Tag>{_mm512_sub_epi32(acc2, offset)}, scales + 32, q_scale,
+                  scores + 32);
+    StoreI8Scores(hn::Vec<I32Tag>{_mm512_sub_epi32(acc3, offset)}, scales + 48, q_scale,
+                  scores + 48);
+  }
+};
+#endif  // EDGEATTN_KV_VNNI
+
+#if EDGEATTN_KV_NEON_DOT
+HWY_PUSH_ATTRIBUTES("arch=armv8.2-a+crypto+dotprod")
+// sdot multiplies signed bytes: the key bytes (k + 128) are flipped back to k first.
+struct I8DotNeon {
+  static void Panel(const int8_t* HWY_RESTRICT q8, int32_t /*q8_sum*/, float q_scale,
+                    const uint8_t* HWY_RESTRICT panel, size_t dk, float* HWY_RESTRICT scores) {
+    constexpr size_t kVecs = kI8KeyPanel / 4;  // 4 keys per 16-byte vector
+    const size_t groups = I8Groups(dk);
+    const uint8x16_t flip = vdupq_n_u8(0x80);
+    int32x4_t acc[kVecs];
+    for (size_t i = 0; i < kVecs; ++i) acc[i] = vdupq_n_s32(0);
+    for (size_t g = 0; g < groups; ++g) {
+      int32_t word;
+      memcpy(&word, q8 + g * 4, 4);
+      const int8x16_t q = vreinterpretq_s8_s32(vdupq_n_s32(word));
+      const uint8_t* keys = panel + g * kI8KeyPanel * 4;
+      for (size_t i = 0; i < kVecs; ++i) {
+        const int8x16_t k = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(keys + i * 16), flip));
+        acc[i] = vdotq_s32(acc[i], k, q);
+      }
+    }
+    const float* scales = reinterpret_cast<const float*>(panel + groups * kI8KeyPanel * 4);
+    for (size_t i = 0; i < kVecs; ++i) {
+      StoreI8Scores(hn::Vec<I32Tag>(acc[i]), scales + 4 * i, q_scale, scores + 4 * i);
+    }
+  }
+};
+HWY_POP_ATTRIBUTES
+
+// Whether this CPU has the dot product (the NEON kernel is listed only then).
+HWY_INLINE bool HasNeonDotProduct() {
+#if defined(__ARM_FEATURE_DOTPROD)
+  return true;
+#else
+  static const bool has = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+  return has;
+#endif
+}
+#endif  // EDGEATTN_KV_NEON_DOT
+
+// acc[0, kVecs * N) += sum over the tile's keys j of p[j] * scale_j * value_j, the int8 values
+// widened in registers; the accumulators stay in registers over the tile (named, not an array:
+// SVE vectors cannot be array elements). kVecs is 1 or 4.
+template <size_t kVecs>
+HWY_INLINE void AccumulateI8Values(const float* HWY_RESTRICT p, const uint8_t* HWY_RESTRICT rows,
+                                   size_t row_bytes, size_t keys, size_t scale_at,
+                                   float* HWY_RESTRICT acc) {
+  static_assert(kVecs == 1 || kVecs == 4, "one or four vectors");
+  const hn::Rebind<float, I32Tag> df;
+  const I32Tag di;
+  const hn::Rebind<int8_t, I32Tag> d8;
+  const size_t N = hn::Lanes(df);
+  const auto widen = [&](const int8_t* v) HWY_ATTR {
+    return hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(d8, v)));
+  };
+  auto a0 = hn::LoadU(df, acc);
+  auto a1 = kVecs == 4 ? hn::LoadU(df, acc + N) : a0;
+  auto a2 = kVecs == 4 ? hn::LoadU(df, acc + 2 * N) : a0;
+  auto a3 = kVecs == 4 ? hn::LoadU(df, acc + 3 * N) : a0;
+  for (size_t j = 0; j < keys; ++j) {
+    const uint8_t* row = rows + j * row_bytes;
+    float scale;
+    memcpy(&scale, row + scale_at, sizeof(float));
+    const auto w = hn::Set(df, p[j] * scale);
+    const int8_t* v = reinterpret_cast<const int8_t*>(row);
+    a0 = hn::MulAdd(w, widen(v), a0);
+    if constexpr (kVecs == 4) {
+      a1 = hn::MulAdd(w, widen(v + N), a1);
+      a2 = hn::MulAdd(w, widen(v + 2 * N), a2);
+      a3 = hn::MulAdd(w, widen(v + 3 * N), a3);
+    }
+  }
+  hn::StoreU(a0, df, acc);
+  if constexpr (kVecs == 4) {
+    hn::StoreU(a1, df, acc + N);
+    hn::StoreU(a2, df, acc + 2 * N);
+    hn::StoreU(a3, df, acc + 3 * N);
+  }
+}
+
+// int8 keys and values, scored by Dot (I8DotI32 or I8DotVnni).
+template <class Dot>
+struct I8Kv {
+  static constexpr bool kQuantizesQuery = true;
+
+  static void Scores(const AttentionHeadArgs& args, const QueryBlock& q, size_t rows, size_t t0,
+                     size_t keys, float* HWY_RESTRICT scores) {
+    const uint8_t* base = static_cast<const uint8_t*>(args.keys);
+    const size_t panel_bytes = I8PanelBytes(args.dk);
+    for (size_t r = 0; r < rows; ++r) {
+      for (size_t p0 = 0; p0 < keys; p0 += kI8KeyPanel) {
+        Dot::Panel(q.q8 + r * q.ldq8, q.q8_sum[r], q.q8_scale[r],
+                   base + (t0 + p0) / kI8KeyPanel * panel_bytes, args.dk,
+                   scores + r * kAttentionKeyTile + p0);
+      }
+    }
+  }
+
+  static void AccumulateValues(const AttentionHeadArgs& args, const float* HWY_RESTRICT p,
+                               size_t rows, size_t t0, size_t keys, float* HWY_RESTRICT acc,
+                               size_t ldacc) {
+    const size_t N = hn::Lanes(I32Tag());
+    const size_t padded = hwy::RoundUpTo(args.dk, kI8ValueAlign);
+    const size_t row_bytes = padded + sizeof(float);
+    const uint8_t* values = static_cast<const uint8_t*>(args.values) + t0 * row_bytes;
+    for (size_t r = 0; r < rows; ++r) {
+      const float* pr = p + r * kAttentionKeyTile;
+      float* ar = acc + r * ldacc;
+      size_t c = 0;
+      for (; c + 4 * N <= padded; c += 4 * N) {
+        AccumulateI8Values<4>(pr, values + c, row_bytes, keys, padded - c, ar + c);
+      }
+      for (; c < padded; c += N) {
+        AccumulateI8Values<1>(pr, values + c, row_bytes, keys, padded - c, ar + c);
+      }
+    }
+  }
+};
+
+// Query row i0 + r of the block, scaled, in q.q (and quantized per row for int8 keys).
+template <class Kv>
+HWY_INLINE void PrepareQueryRow(const AttentionHeadArgs& args, size_t row, size_t r,
+                                QueryBlock& q) {
+  float* scaled = q.q + r * q.ldq;
+  StoreRowScaledF32(args.q + row * args.ldq, args.dk, args.scale, scaled);
+  if (!Kv::kQuantizesQuery) return;
+  int8_t* q8 = q.q8 + r * q.ldq8;
+  memset(q8, 0, q.ldq8);
+  q.q8_scale[r] = QuantizeI8Row(scaled, args.dk, q8);
+  int32_t sum = 0;
+  for (size_t c = 0; c < args.dk; ++c) sum += q8[c];
+  q.q8_sum[r] = sum;
+}
+
+template <class Kv>
+HWY_NOINLINE void RunCompactKvAttention(const AttentionHeadArgs& args, size_t q_begin, size_t q_end,
+                                        float* HWY_RESTRICT scratch) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+  constexpr size_t kMaxRows = kAttentionMaxBlockRows;
+  const size_t dk = args.dk;
+  const size_t rows_per_block = HWY_MIN(MaxTileShape().rows, kMaxRows);
+
+  // Scratch layout (CompactKvScratch); every part starts on a 64-byte boundary.
+  QueryBlock q;
+  q.ldq = hwy::RoundUpTo(dk, kMaxFloatLanes);
+  q.ldq8 = hwy::RoundUpTo(dk, 64);
+  const size_t ldacc = q.ldq;
+  q.q = scratch;
+  q.q8 = reinterpret_cast<int8_t*>(q.q + kMaxRows * q.ldq);
+  float* HWY_RESTRICT scores = q.q + kMaxRows * (q.ldq + q.ldq8 / sizeof(float));
+  float* HWY_RESTRICT acc = scores + kMaxRows * kAttentionKeyTile;
+  float row_max[kMaxRows];
+  float row_sum[kMaxRows];
+  bool row_bad[kMaxRows];
+
+  for (size_t i0 = q_begin; i0 < q_end; i0 += rows_per_block) {
+    const size_t rows = HWY_MIN(rows_per_block, q_end - i0);
+    const size_t lk_block = args.mask.VisibleEnd(i0 + rows - 1, args.lk);
+    const size_t t_begin = args.mask.VisibleBegin(i0) / kAttentionKeyTile * kAttentionKeyTile;
+    for (size_t r = 0; r < rows; ++r) {
+      PrepareQueryRow<Kv>(args, i0 + r, r, q);
+      FillRowF32(acc + r * ldacc, ldacc, 0.0f);
+      row_max[r] = args.sink;  // a sink is a key of value zero that every row sees
+      row_sum[r] = args.sink == -kInf ? 0.0f : 1.0f;
+      row_bad[r] = false;
+    }
+    for (size_t t0 = t_begin; t0 < lk_block; t0 += kAttentionKeyTile) {
+      const size_t keys = HWY_MIN(kAttentionKeyTile, lk_block - t0);
+      if (TileMasked(args.mask, i0, rows, t0, keys)) continue;
+      Kv::Scores(args, q, rows, t0, keys, scores);
+      for (size_t r = 0; r < rows; ++r) {
+        float* HWY_RESTRICT p = scores + r * kAttentionKeyTile;
+        if (args.softcap > 0.0f) SoftcapRowF32(p, keys, args.softcap);
+        ApplyMaskRow(args.mask, i0 + r, t0, keys, p);
+        bool has_nan = false;
+        const float new_max = HWY_MAX(row_max[r], RowMaxF32(p, keys, &has_nan));
+        row_bad[r] = row_bad[r] || has_nan || new_max == kInf;
+        if (new_max == -kInf || row_bad[r]) {
+          FillRowF32(p, keys, 0.0f);  // nothing visible yet, or already poisoned
+          continue;
+        }
+        const float correction = expf(row_max[r] - new_max);
+        row_sum[r] = row_sum[r] * correction + ExpShiftSumF32(p, keys, 1.0f, new_max);
+        if (correction != 1.0f) ScaleRowF32(acc + r * ldacc, dk, correction);
+        row_max[r] = new_max;
+      }
+      Kv::AccumulateValues(args, scores, rows, t0, keys, acc, ldacc);
+    }
+    for (size_t r = 0; r < rows; ++r) {
+      float* out = args.out + (i0 + r) * args.ldo;
+      if (row_bad[r]) {
+        FillRowF32(out, dk, kNaN);
+      } else if (row_sum[r] == 0.0f) {
+        FillRowF32(out, dk, 0.0f);  // every key masked: defined as zeros
+      } else {
+        StoreRowScaledF32(acc + r * ldacc, dk, 1.0f / row_sum[r], out);
+      }
+    }
+  }
+}
+
+// Exported: plain inline, as a one-target build calls it directly (see attention-inl.h).
+inline std::vector<const AttentionKernel*> ListCompactKvKernels() {
+  static const std::string bf16_name = TileKernelName("bf16kv_f32_");
+  static const std::string f16_name = TileKernelName("f16kv_f32_");
+  static const AttentionKernel kBf16 = {bf16_name.c_str(),
+                                        KvType::kBf16,
+                                        &HalfKeysBytes,
+                                        &HalfValuesBytes,
+                                        &PackBf16KeysValues,
+                                        &CompactKvScratch,
+                                        &RunCompactKvAttention<HalfKv<hwy::bfloat16_t>>};
+  static const AttentionKernel kF16 = {f16_name.c_str(),
+                                       KvType::kF16,
+                                       &HalfKeysBytes,
+                                       &HalfValuesBytes,
+                                       &PackF16KeysValues,
+                                       &CompactKvScratch,
+                                       &RunCompactKvAttention<HalfKv<hwy::float16_t>>};
+  static const AttentionKernel kI8 = {"i8kv_i8dot_i32",
+                                      KvType::kI8,
+                                      &I8KeysBytes,
+                                      &I8ValuesBytes,
+                                      &PackI8KeysValues,
+                                      &CompactKvScratch,
+                                      &RunCompactKvAttention<I8Kv<I8DotI32>>};
+  std::vector<const AttentionKernel*> kernels = {&kBf16, &kF16};
+#if EDGEATTN_KV_VNNI
+  static const AttentionKernel kVnni = {"i8kv_i8dot_vnni",
+                                        KvType::kI8,
+                                        &I8KeysBytes,
+                                        &I8ValuesBytes,
+                                        &PackI8KeysValues,
+                                        &CompactKvScratch,
+                                        &RunCompactKvAttention<I8Kv<I8DotVnni>>};
+  kernels.push_back(&kVnni);
+#endif
+#if EDGEATTN_KV_NEON_DOT
+  static const AttentionKernel kNeonDot = {"i8kv_i8dot_neondot",
+                                           KvType::kI8,
+                                           &I8KeysBytes,
+                                           &I8ValuesBytes,
+                                           &PackI8KeysValues,
+                                           &CompactKvScratch,
+                                           &RunCompactKvAttention<I8Kv<I8DotNeon>>};
+  if (HasNeonDotProduct()) kernels.push_back(&kNeonDot);
+#endif
+  kernels.push_back(&kI8);
+  return kernels;
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace simd
+}  // namespace edgeattn
+HWY_AFTER_NAMESPACE();
+
+#undef EDGEATTN_KV_VNNI
+#undef EDGEATTN_KV_NEON_DOT
+#endif  // EDGEATTN_SIMD_ATTENTION_KV_INL_H_

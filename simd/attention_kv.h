@@ -1,0 +1,54 @@
+// Attention-core kernels on compact keys and values (a KV cache's bf16, fp16 or int8 storage),
+// registered beside the fp32 kernel (attention.h) and chosen by the cache's format:
+//
+//   bf16kv_f32_<tile>, f16kv_f32_<tile>   every target. The fp32 kernel's layout with 16-bit
+//       elements (64-key panels of dk rows; value rows of dk and a zeroed vector tail); keys and
+//       values widen to fp32 in registers, exactly, inside the fp32 tile kernel: the fp32
+//       arithmetic on the rounded keys and values.
+//   i8kv_i8dot_vnni (AVX512-VNNI targets), i8kv_i8dot_neondot (NEON targets built with g++,
+//       where the CPU has the Armv8.2 dot product), i8kv_i8dot_i32 (every target). Keys and values are
+//       int8 with one fp32 scale per position and head (max |x| / 127, rounded to nearest
+//       even). Each query row is scaled and quantized the same way on every call; Q K^T is an
+//       exact integer dot product (vpdpbusd, sdot, or int32 multiply-adds), times the two scales. P V
+//       widens the int8 values to fp32 in registers and folds each value row's scale into its
+//       probability. Softmax statistics and accumulation are fp32 throughout, as in the fp32
+//       kernel. The int8 kernels give bit-identical results.
+//
+// Layouts (a position's bytes lie where they lie whatever the buffer's size, as a KV cache's
+// Truncate and Reorder need):
+//   int8 keys: panels of 64 positions: ceil(dk / 4) groups of [64 positions x 4 channels] bytes
+//       holding k + 128 (vpdpbusd's unsigned operand), then the 64 positions' fp32 scales.
+//   int8 values: rows of RoundUp(dk, 16) int8 (zero past dk) and the row's fp32 scale.
+//
+// These kernels serve KV caches: Decode asks for no attention weights (args.weights is null).
+#ifndef EDGEATTN_SIMD_ATTENTION_KV_H_
+#define EDGEATTN_SIMD_ATTENTION_KV_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <vector>
+
+#include "simd/attention.h"
+
+namespace edgeattn {
+namespace simd {
+
+// The compact-KV kernels of the dispatched target, best first per KvType (attention.cc lists
+// them with the fp32 ones).
+std::vector<const AttentionKernel*> CompactKvAttentionKernels();
+
+// Positions per int8 key panel and value elements per int8 row's multiple.
+inline constexpr size_t kI8KeyPanel = 64;
+inline constexpr size_t kI8ValueAlign = 16;
+
+// The int8 rounding every kernel and pack share: scale = max |x| / 127 over n values, and
+// q[i] = x[i] * (127 / max |x|) rounded to nearest even (zeros for an all-zero row, scale 0).
+// A non-finite value makes the scale NaN and every q zero, so that whatever reads the row gives
+// NaN, as float keys would.
+float QuantizeI8Row(const float* x, size_t n, int8_t* q);
+
+}  // namespace simd
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_SIMD_ATTENTION_KV_H_

@@ -1,0 +1,285 @@
+// The compact-KV attention kernels (bf16, fp16, int8 keys and values) on every compiled target
+// against a scalar model of their rounding: the keys and values rounded as the format stores
+// them (and, for int8, each scaled query row quantized per row), then softmax(Q K^T) V in
+// double precision.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "tests/simd/attention_kv_test.cc"
+#include "hwy/aligned_allocator.h"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "hwy/tests/hwy_gtest.h"
+#include "simd/attention.h"
+#include "simd/attention_kv.h"
+#include "simd/half_float.h"
+#include "simd/targets.h"
+#include "tests/test_support.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace edgeattn {
+namespace HWY_NAMESPACE {
+namespace {
+
+using testing_support::kFloatEps;
+using testing_support::RandomNormal;
+
+constexpr simd::KvType kCompactTypes[] = {simd::KvType::kBf16, simd::KvType::kF16,
+                                          simd::KvType::kI8};
+
+// Runs check on every compact kernel of the target under test.
+void ForEachKernel(void (*check)(const simd::AttentionKernel&)) {
+  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(HWY_TARGET));
+  for (simd::KvType type : kCompactTypes) {
+    const std::vector<const simd::AttentionKernel*> kernels = simd::AttentionKernels(type);
+    ASSERT_FALSE(kernels.empty());
+    for (const simd::AttentionKernel* kernel : kernels) {
+      SCOPED_TRACE(kernel->name);
+      ASSERT_EQ(simd::FindAttentionKernel(type, kernel->name), kernel);
+      check(*kernel);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
+// A value as the format stores it.
+std::vector<double> RoundRows(simd::KvType type, const std::vector<float>& x, size_t rows,
+                              size_t dk, size_t ld) {
+  std::vector<double> out(rows * dk);
+  std::vector<int8_t> q(dk);
+  for (size_t i = 0; i < rows; ++i) {
+    const float* row = x.data() + i * ld;
+    const float scale = type == simd::KvType::kI8 ? simd::QuantizeI8Row(row, dk, q.data()) : 0;
+    for (size_t c = 0; c < dk; ++c) {
+      if (type == simd::KvType::kBf16) {
+        out[i * dk + c] = simd::F32FromBf16(simd::Bf16FromF32(row[c]));
+      } else if (type == simd::KvType::kF16) {
+        out[i * dk + c] = simd::F32FromF16(simd::F16FromF32(row[c]));
+      } else {
+        out[i * dk + c] = double(q[c]) * scale;
+      }
+    }
+  }
+  return out;
+}
+
+struct Head {
+  const simd::AttentionKernel& kernel;
+  size_t lq, lk, dk, ld;  // ld: row stride of q, k, v and out (wider than dk: a head's slice)
+  std::vector<float> q, k, v;
+  hwy::AlignedFreeUniquePtr<uint8_t[]> keys, values;
+  hwy::AlignedFreeUniquePtr<float[]> scratch;
+
+  Head(const simd::AttentionKernel& kernel_, size_t lq_, size_t lk_, size_t dk_, uint32_t seed)
+      : kernel(kernel_), lq(lq_), lk(lk_), dk(dk_), ld(dk_ + 5) {
+    q = RandomNormal(lq * ld, seed);
+    k = RandomNormal(lk * ld, seed + 1);
+    v = RandomNormal(lk * ld, seed + 2);
+    keys = hwy::AllocateAligned<uint8_t>(kernel.keys_bytes(lk, dk));
+    values = hwy::AllocateAligned<uint8_t>(kernel.values_bytes(lk, dk));
+    scratch = hwy::AllocateAligned<float>(kernel.scratch_floats(dk));
+  }
+
+  // Packs in pieces (as a KV cache appends) into all-ones bytes: no stale byte may matter.
+  void Pack() {
+    std::fill_n(keys.get(), kernel.keys_bytes(lk, dk), 0xFF);
+    std::fill_n(values.get(), kernel.values_bytes(lk, dk), 0xFF);
+    for (size_t first = 0; first < lk;) {
+      const size_t count = std::min(lk - first, first % 3 == 0 ? size_t{70} : size_t{1});
+      kernel.pack(k.data() + first * ld, ld, v.data() + first * ld, ld, first, count, first + count,
+                  dk, keys.get(), values.get());
+      first += count;
+    }
+  }
+
+  simd::AttentionHeadArgs Args(float* out) const {
+    return {q.data(), ld, keys.get(), values.get(), lk, dk, Scale(), out, ld};
+  }
+
+  // Runs rows [0, lq) split at `cuts`.
+  std::vector<float> Run(const simd::AttentionHeadArgs& args, const std::vector<size_t>& cuts) {
+    Pack();
+    size_t begin = 0;
+    for (size_t end : cuts) {
+      kernel.run(args, begin, end, scratch.get());
+      begin = end;
+    }
+    kernel.run(args, begin, lq, scratch.get());
+    return std::vector<float>(args.out, args.out + lq * ld);
+  }
+
+  float Scale() const { return 1.0f / std::sqrt(float(dk)); }
+
+  // Query row i as the kernel scores it: scaled in float, and quantized for int8 keys.
+  std::vector<double> QueryRow(size_t i) const {
+    std::vector<float> scaled(dk);
+    for (size_t c = 0; c < dk; ++c) scaled[c] = q[i * ld + c] * Scale();
+    if (kernel.kv != simd::KvType::kI8) return std::vector<double>(scaled.begin(), scaled.end());
+    std::vector<int8_t> q8(dk);
+    const float scale = simd::QuantizeI8Row(scaled.data(), dk, q8.data());
+    std::vector<double> row(dk);
+    for (size_t c = 0; c < dk; ++c) row[c] = double(q8[c]) * scale;
+    return row;
+  }
+};
+
+// Rows [0, lq) at positions offset + i, causal, with an optional sink, against the model.
+void CheckAgainstModel(Head& head, size_t offset, float sink, const std::vector<size_t>& cuts) {
+  std::vector<float> out(head.lq * head.ld, -3.0f);
+  simd::AttentionHeadArgs args = head.Args(out.data());
+  args.mask.causal = true;
+  args.mask.causal_offset = offset;
+  args.sink = sink;
+  const std::vector<float> got = head.Run(args, cuts);
+  const size_t dk = head.dk;
+  const std::vector<double> k = RoundRows(head.kernel.kv, head.k, head.lk, dk, head.ld);
+  const std::vector<double> v = RoundRows(head.kernel.kv, head.v, head.lk, dk, head.ld);
+  double max_v = 0.0;
+  for (double x : v) max_v = std::max(max_v, std::fabs(x));
+  for (size_t i = 0; i < head.lq; ++i) {
+    const std::vector<double> q = head.QueryRow(i);
+    const size_t visible = std::min(head.lk, offset + i + 1);
+    std::vector<double> p(visible);
+    double max = sink, abs_max = 0.0;
+    for (size_t j = 0; j < visible; ++j) {
+      double dot = 0.0, abs_dot = 0.0;
+      for (size_t c = 0; c < dk; ++c) {
+        dot += q[c] * k[j * dk + c];
+        abs_dot += std::fabs(q[c] * k[j * dk + c]);
+      }
+      p[j] = dot;
+      abs_max = std::max(abs_max, abs_dot);
+      max = std::max(max, dot);
+    }
+    double sum = std::isinf(sink) ? 0.0 : std::exp(sink - max);
+    for (double& x : p) sum += (x = std::exp(x - max));
+    // Scores: dk float roundings of the half kernels' fused multiply-adds (exact integers for
+    // int8, then two roundings of the scales); exp adds a few ulp. Each weight is off by about
+    // twice that, relative; the weighted sum of the values adds (lk + 2) roundings. Doubled.
+    const double score_err = ((dk + 4) * abs_max + 8.0) * kFloatEps;
+    const double tol = 2.0 * max_v * (2.0 * score_err + (visible + 2) * kFloatEps);
+    for (size_t c = 0; c < head.ld; ++c) {
+      const float value = got[i * head.ld + c];
+      if (c >= dk) {
+        ASSERT_EQ(value, -3.0f) << "wrote outside the head's columns";
+        continue;
+      }
+      double want = 0.0;
+      for (size_t j = 0; j < visible; ++j) want += p[j] * v[j * dk + c];
+      ASSERT_NEAR(value, want / sum, tol)
+          << "dk=" << dk << " lk=" << head.lk << " lq=" << head.lq << " row " << i << " col " << c;
+    }
+  }
+}
+
+void CheckMatchesModel(const simd::AttentionKernel& kernel) {
+  uint32_t seed = 100;
+  for (size_t dk : {1, 3, 17, 63, 64, 129}) {
+    for (size_t lk : {1, 3, 17, 63, 129, 257, 300}) {
+      for (size_t lq : {1, 3, 17}) {
+        if (lq > lk) continue;
+        Head head(kernel, lq, lk, dk, seed);
+        seed += 3;
+        // Decode rows follow the cache: the last lq positions; a sink on every other case.
+        const float sink = seed % 2 == 0 ? 0.5f : -HUGE_VALF;
+        CheckAgainstModel(head, lk - lq, sink, {});
+        if (::testing::Test::HasFatalFailure()) return;
+        // Any split of the query rows gives bit-identical rows.
+        if (lq > 2) {
+          std::vector<float> whole(lq * head.ld), split(lq * head.ld);
+          simd::AttentionHeadArgs a = head.Args(whole.data()), b = head.Args(split.data());
+          a.mask.causal = b.mask.causal = true;
+          a.mask.causal_offset = b.mask.causal_offset = lk - lq;
+          head.Run(a, {});
+          head.Run(b, {1, lq / 2});
+          ASSERT_EQ(0, std::memcmp(whole.data(), split.data(), whole.size() * sizeof(float)));
+        }
+      }
+    }
+  }
+}
+
+// The kernels of one format on this target give bit-identical results (the int8 ones compute
+// the same integers).
+void CheckVariantsAgree(const simd::AttentionKernel& kernel) {
+  for (const simd::AttentionKernel* other : simd::AttentionKernels(kernel.kv)) {
+    for (size_t dk : {3, 64, 129}) {
+      Head a(kernel, 5, 300, dk, 7), b(*other, 5, 300, dk, 7);
+      std::vector<float> out_a(5 * a.ld), out_b(5 * b.ld);
+      a.Run(a.Args(out_a.data()), {});
+      b.Run(b.Args(out_b.data()), {});
+      ASSERT_EQ(0, std::memcmp(out_a.data(), out_b.data(), out_a.size() * sizeof(float)))
+          << kernel.name << " vs " << other->name << " dk=" << dk;
+    }
+  }
+}
+
+// A NaN key or value poisons the rows that see it (NaN). Rows that do not see a NaN key stay
+// finite; a NaN value, as in the fp32 kernel, may reach the rows of its block that mask it
+// (0 * NaN in P V).
+void CheckNonFinite(const simd::AttentionKernel& kernel) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (bool in_values : {false, true}) {
+    Head head(kernel, 3, 300, 17, 31);
+    (in_values ? head.v : head.k)[200 * head.ld + 4] = nan;
+    std::vector<float> out(3 * head.ld);
+    simd::AttentionHeadArgs args = head.Args(out.data());
+    args.mask.causal = true;
+    args.mask.causal_offset = 198;  // row 0 sees keys [0, 198], rows 1 and 2 also key 200
+    head.Run(args, {});
+    // A NaN key makes the row's scores NaN; a NaN value its column (int8: the row's scale).
+    for (size_t c = 0; c < head.dk; ++c) {
+      if (in_values && c != 4 && kernel.kv != simd::KvType::kI8) continue;
+      if (!in_values) {
+        EXPECT_TRUE(std::isfinite(out[c]));
+      }
+      EXPECT_TRUE(std::isnan(out[2 * head.ld + c])) << "in_values=" << in_values << " col " << c;
+    }
+  }
+}
+
+// Rounding of the int8 rows: within half a step of the scale, scale = max / 127, zeros stay.
+void CheckI8Rounding(const simd::AttentionKernel& kernel) {
+  if (kernel.kv != simd::KvType::kI8) return;
+  for (size_t n : {1, 3, 17, 129}) {
+    std::vector<float> x = RandomNormal(n, 9 + n, 100.0f);
+    std::vector<int8_t> q(n);
+    const float scale = simd::QuantizeI8Row(x.data(), n, q.data());
+    float max = 0.0f;
+    for (float f : x) max = std::max(max, std::fabs(f));
+    ASSERT_EQ(scale, max / 127.0f);
+    for (size_t i = 0; i < n; ++i) {
+      ASSERT_LE(std::fabs(q[i] * scale - x[i]), 0.5f * scale * (1.0f + 1e-5f)) << i;
+    }
+  }
+  std::vector<float> zeros(5, 0.0f);
+  std::vector<int8_t> q(5, 1);
+  ASSERT_EQ(simd::QuantizeI8Row(zeros.data(), 5, q.data()), 0.0f);
+  ASSERT_EQ(std::count(q.begin(), q.end(), 0), 5);
+}
+
+void TestCompactKvMatchesModel() { ForEachKernel(CheckMatchesModel); }
+void TestCompactKvVariantsAgree() { ForEachKernel(CheckVariantsAgree); }
+void TestCompactKvNonFinite() { ForEachKernel(CheckNonFinite); }
+void TestCompactKvI8Rounding() { ForEachKernel(CheckI8Rounding); }
+
+}  // namespace
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace edgeattn
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace edgeattn {
+HWY_BEFORE_TEST(AttentionKvTest);
+HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvMatchesModel);
+HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvVariantsAgree);
+HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvNonFinite);
+HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvI8Rounding);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(AttentionKvTest);
+}  // namespace edgeattn
+#endif
