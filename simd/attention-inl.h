@@ -111,10 +111,16 @@ HWY_NOINLINE void RunF32Attention(const AttentionHeadArgs& args, size_t q_begin,
       const size_t keys = HWY_MIN(kAttentionKeyTile, lk_block - t0);
       if (TileMasked(args.mask, i0, rows, t0, keys)) continue;
       ScoreTile(args, q_block, ldq_block, i0, rows, t0, keys, scores);
+      // Every row's maximum first: the rows' reductions then overlap, where one row's exponentials
+      // would wait on its maximum's horizontal reduction.
+      float tile_max[kMaxRows];
+      for (size_t r = 0; r < rows; ++r) {
+        tile_max[r] = RowMaxF32(scores + r * kAttentionKeyTile, keys);
+      }
       for (size_t r = 0; r < rows; ++r) {
         float* HWY_RESTRICT p = scores + r * kAttentionKeyTile;
         // The maximum may miss a NaN score; then the sum of exponentials is NaN.
-        const float new_max = HWY_MAX(row_max[r], RowMaxF32(p, keys));
+        const float new_max = HWY_MAX(row_max[r], tile_max[r]);
         if (new_max == kInf || (new_max == -kInf && RowHasNaNF32(p, keys))) row_bad[r] = true;
         if (new_max == -kInf || row_bad[r]) {
           // Nothing but -inf so far (all masked), or already poisoned: contribute nothing.
@@ -127,7 +133,7 @@ HWY_NOINLINE void RunF32Attention(const AttentionHeadArgs& args, size_t q_begin,
           FillRowF32(p, keys, 0.0f);
           continue;
         }
-        const float correction = exp2f(row_max[r] - new_max);
+        const float correction = row_max[r] == -kInf ? 0.0f : exp2f(row_max[r] - new_max);
         row_sum[r] = row_sum[r] * correction + tile_sum;
         if (correction != 1.0f) ScaleRowF32(acc + r * ldacc, dk, correction);
         row_max[r] = new_max;
