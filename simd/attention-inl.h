@@ -55,12 +55,15 @@ HWY_INLINE void ScoreTile(const AttentionHeadArgs& args, const float* HWY_RESTRI
                           size_t ldq_block, size_t i0, size_t rows, size_t t0, size_t keys,
                           float* HWY_RESTRICT scores) {
   const size_t dk = args.dk;
+  // Whole vectors of scores: the lanes past the last key land in the rows' padding, where the
+  // row operations mask them, and spare the tile a partial store.
+  const size_t N = hn::Lanes(TileTag());
   for (size_t p0 = 0; p0 < keys; p0 += kGemmPanelWidth) {
     // Panel (t0 + p0) / 64 of 64 x dk.
     const float* panel = static_cast<const float*>(args.keys) + (t0 + p0) * dk;
     MatMulTiles(q_block, ldq_block, rows, panel, kGemmPanelWidth, dk,
-                HWY_MIN(kGemmPanelWidth, keys - p0), TileInit::kZero, nullptr, scores + p0,
-                kAttentionKeyTile);
+                HWY_MIN(kGemmPanelWidth, hwy::RoundUpTo(keys - p0, N)), TileInit::kZero, nullptr,
+                scores + p0, kAttentionKeyTile);
   }
   for (size_t r = 0; r < rows; ++r) {
     float* HWY_RESTRICT row = scores + r * kAttentionKeyTile;
@@ -85,6 +88,9 @@ HWY_NOINLINE void RunF32Attention(const AttentionHeadArgs& args, size_t q_begin,
   float* HWY_RESTRICT q_block = scratch;                            // kMaxRows x ldq_block
   float* HWY_RESTRICT scores = q_block + kMaxRows * ldq_block;      // kMaxRows x key tile
   float* HWY_RESTRICT acc = scores + kMaxRows * kAttentionKeyTile;  // kMaxRows x ldacc
+  // The rows' sums of exponentials by lane, summed across lanes once per block.
+  float* HWY_RESTRICT lane_sums = acc + kMaxRows * ldacc;  // kMaxRows x kMaxFloatLanes
+  const RowTag d;
   float row_max[kMaxRows];
   float row_sum[kMaxRows];
   bool row_bad[kMaxRows];
@@ -104,7 +110,8 @@ HWY_NOINLINE void RunF32Attention(const AttentionHeadArgs& args, size_t q_begin,
       // The sink is a key of value zero that every row sees: it starts the running maximum
       // and adds 2^(sink - max) to the sum (nothing with no sink: 2^-inf = 0).
       row_max[r] = args.sink * kLog2e;
-      row_sum[r] = args.sink == -kInf ? 0.0f : 1.0f;
+      FillRowF32(lane_sums + r * kMaxFloatLanes, kMaxFloatLanes, 0.0f);
+      lane_sums[r * kMaxFloatLanes] = args.sink == -kInf ? 0.0f : 1.0f;
       row_bad[r] = false;
     }
     for (size_t t0 = t_begin; t0 < lk_block; t0 += kAttentionKeyTile) {
@@ -119,7 +126,7 @@ HWY_NOINLINE void RunF32Attention(const AttentionHeadArgs& args, size_t q_begin,
       }
       for (size_t r = 0; r < rows; ++r) {
         float* HWY_RESTRICT p = scores + r * kAttentionKeyTile;
-        // The maximum may miss a NaN score; then the sum of exponentials is NaN.
+        // The maximum may miss a NaN score; then the row's sum of exponentials is NaN.
         const float new_max = HWY_MAX(row_max[r], tile_max[r]);
         if (new_max == kInf || (new_max == -kInf && RowHasNaNF32(p, keys))) row_bad[r] = true;
         if (new_max == -kInf || row_bad[r]) {
@@ -127,14 +134,10 @@ HWY_NOINLINE void RunF32Attention(const AttentionHeadArgs& args, size_t q_begin,
           FillRowF32(p, keys, 0.0f);
           continue;
         }
-        const float tile_sum = Exp2ShiftSumF32(p, keys, new_max);
-        if (tile_sum != tile_sum) {
-          row_bad[r] = true;
-          FillRowF32(p, keys, 0.0f);
-          continue;
-        }
+        const auto tile_sums = Exp2ShiftSumF32(p, keys, new_max);
         const float correction = row_max[r] == -kInf ? 0.0f : exp2f(row_max[r] - new_max);
-        row_sum[r] = row_sum[r] * correction + tile_sum;
+        float* HWY_RESTRICT sums = lane_sums + r * kMaxFloatLanes;
+        hn::Store(hn::MulAdd(hn::Load(d, sums), hn::Set(d, correction), tile_sums), d, sums);
         if (correction != 1.0f) ScaleRowF32(acc + r * ldacc, dk, correction);
         row_max[r] = new_max;
       }
@@ -142,6 +145,8 @@ HWY_NOINLINE void RunF32Attention(const AttentionHeadArgs& args, size_t q_begin,
                   dk, keys, dk, TileInit::kAccumulate, nullptr, acc, ldacc);
     }
     for (size_t r = 0; r < rows; ++r) {
+      row_sum[r] = hn::GetLane(hn::SumOfLanes(d, hn::Load(d, lane_sums + r * kMaxFloatLanes)));
+      if (row_sum[r] != row_sum[r]) row_bad[r] = true;
       float* out = args.out + (i0 + r) * args.ldo;
       if (row_bad[r]) {
         FillRowF32(out, dk, kNaN);

@@ -27,10 +27,13 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 using RowTag = hn::CappedTag<float, 16>;
 
-// Calls body(vector) over x[0, n). The lanes of the last vector past n hold `fill`, chosen so
-// that they change no result (-inf: no maximum, and exp gives 0), which spares the loop a mask.
-// x need not be padded. body returns the vector to store back (kWrite), or the input unchanged
-// for read-only passes.
+// The row operations work on rows of the core's scratch, whose storage extends to a whole number
+// of vectors: they read and may overwrite the lanes past n up to the next multiple of Lanes, so
+// that a row's tail costs one select instead of a partial load and store.
+
+// Calls body(vector) over x[0, RoundUp(n, Lanes)). The lanes of the last vector past n hold
+// `fill`, chosen so that they change no result (-inf: no maximum, and exp gives 0). body returns
+// the vector to store back (kWrite), or the input unchanged for read-only passes.
 template <bool kWrite, class Body>
 HWY_INLINE void ForEachVector(float* HWY_RESTRICT x, size_t n, float fill, const Body& body) {
   const RowTag d;
@@ -41,8 +44,9 @@ HWY_INLINE void ForEachVector(float* HWY_RESTRICT x, size_t n, float fill, const
     if constexpr (kWrite) hn::StoreU(v, d, x + i);
   }
   if (i < n) {
-    const auto v = body(LoadPartial(d, x + i, n - i, fill));
-    if constexpr (kWrite) StorePartial(d, v, x + i, n - i);
+    const auto v =
+        body(hn::IfThenElse(hn::FirstN(d, n - i), hn::LoadU(d, x + i), hn::Set(d, fill)));
+    if constexpr (kWrite) hn::StoreU(v, d, x + i);
   }
 }
 
@@ -111,19 +115,24 @@ HWY_INLINE hn::Vec<D> Exp2NonPositive(D d, hn::Vec<D> x) {
   return hn::IfThenZeroElse(hn::Lt(x, hn::Set(d, -126.0f)), hn::Mul(p, pow2n));
 }
 
-// x[i] = 2^(x[i] - shift) for i < n; returns the sum of the results. shift is finite and no
-// x[i] exceeds it (the row maximum), so the results are in [0, 1]; -inf (masked scores, the tail
-// lanes) gives 0, and NaN gives NaN and a NaN sum. Two sums, so that the loop does not wait on
-// one addition's latency per vector: vector j goes to sum j % 2 whatever n is, so that a row
-// offered more keys, all masked (a larger block's), sums to the same bits.
-HWY_INLINE float Exp2ShiftSumF32(float* HWY_RESTRICT x, size_t n, float shift) {
+// x[i] = 2^(x[i] - shift) for i < n (0 past n); returns the sums of the results by lane, whose
+// horizontal sum the caller takes once per row rather than once per tile. shift is finite and no
+// x[i] exceeds it (the row maximum), so the results are in [0, 1]; -inf (masked scores) gives 0,
+// and NaN gives NaN and a NaN sum. Two sums, so that the loop does not wait on one addition's
+// latency per vector: vector j goes to sum j % 2 whatever n is, so that a row offered more keys,
+// all masked (a larger block's), sums to the same bits.
+HWY_INLINE hn::Vec<RowTag> Exp2ShiftSumF32(float* HWY_RESTRICT x, size_t n, float shift) {
   const RowTag d;
   const size_t N = hn::Lanes(d);
   const auto vshift = hn::Set(d, shift);
   const auto exp_at = [&](size_t at, size_t count) HWY_ATTR {
-    const auto e = Exp2NonPositive(
-        d, hn::Sub(LoadPartial(d, x + at, count, -std::numeric_limits<float>::infinity()), vshift));
-    StorePartial(d, e, x + at, count);
+    auto v = hn::LoadU(d, x + at);
+    if (count < N) {
+      v = hn::IfThenElse(hn::FirstN(d, count), v,
+                         hn::Set(d, -std::numeric_limits<float>::infinity()));
+    }
+    const auto e = Exp2NonPositive(d, hn::Sub(v, vshift));
+    hn::StoreU(e, d, x + at);
     return e;
   };
   auto sum0 = hn::Zero(d), sum1 = hn::Zero(d);
@@ -138,7 +147,7 @@ HWY_INLINE float Exp2ShiftSumF32(float* HWY_RESTRICT x, size_t n, float shift) {
   } else if (i < n) {
     sum0 = hn::Add(sum0, exp_at(i, n - i));
   }
-  return hn::GetLane(hn::SumOfLanes(d, hn::Add(sum0, sum1)));
+  return hn::Add(sum0, sum1);
 }
 
 // x[i] = cap * tanh(x[i] / cap) for i < n (logit soft-capping); cap > 0. -inf stays -inf.

@@ -2,6 +2,7 @@
 // into a base-2 row softmax as the attention core composes them, against a double-precision
 // softmax, with their defined behaviour on non-finite input; the base-2 exponential on its own;
 // and the core's scaled row store.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -28,25 +29,34 @@ constexpr float kSentinel = 777.0f;
 
 // The base-2 softmax 2^x / sum 2^x over each of `rows` rows of `cols` floats, `stride` apart,
 // from the row operations, with the attention core's rules: a row holding NaN or +inf becomes
-// all NaN, a row whose every entry is -inf becomes all 0.
+// all NaN, a row whose every entry is -inf becomes all 0. Each row goes through a scratch row
+// padded to whole vectors, as the core's are, whose padding holds NaN and +inf: the operations
+// may overwrite it but no result may see it.
 void SoftmaxRows(float* x, size_t rows, size_t cols, size_t stride) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
+  const size_t N = hn::Lanes(simd::HWY_NAMESPACE::RowTag());
+  std::vector<float> row((cols + N - 1) / N * N);
   for (size_t r = 0; r < rows; ++r) {
-    float* row = x + r * stride;
+    std::copy(x + r * stride, x + r * stride + cols, row.begin());
+    for (size_t c = cols; c < row.size(); ++c) row[c] = c % 2 == 0 ? nan : kInf;
     // The maximum may miss a NaN: the sum or, when nothing is summed, a scan finds it.
-    const float max = simd::HWY_NAMESPACE::RowMaxF32(row, cols);
-    if (max == kInf || (max == -kInf && simd::HWY_NAMESPACE::RowHasNaNF32(row, cols))) {
-      simd::HWY_NAMESPACE::FillRowF32(row, cols, nan);
-      continue;
+    const float max = simd::HWY_NAMESPACE::RowMaxF32(row.data(), cols);
+    float sum = 0.0f;
+    if (max == kInf || (max == -kInf && simd::HWY_NAMESPACE::RowHasNaNF32(row.data(), cols))) {
+      sum = nan;
+    } else if (max != -kInf) {
+      const simd::HWY_NAMESPACE::RowTag d;
+      sum = hn::GetLane(
+          hn::SumOfLanes(d, simd::HWY_NAMESPACE::Exp2ShiftSumF32(row.data(), cols, max)));
     }
-    const float sum = max == -kInf ? 0.0f : simd::HWY_NAMESPACE::Exp2ShiftSumF32(row, cols, max);
     if (sum != sum) {
-      simd::HWY_NAMESPACE::FillRowF32(row, cols, nan);
+      simd::HWY_NAMESPACE::FillRowF32(row.data(), cols, nan);
     } else if (sum == 0.0f) {
-      simd::HWY_NAMESPACE::FillRowF32(row, cols, 0.0f);
+      simd::HWY_NAMESPACE::FillRowF32(row.data(), cols, 0.0f);
     } else {
-      simd::HWY_NAMESPACE::ScaleRowF32(row, cols, 1.0f / sum);
+      simd::HWY_NAMESPACE::ScaleRowF32(row.data(), cols, 1.0f / sum);
     }
+    std::copy(row.begin(), row.begin() + cols, x + r * stride);
   }
 }
 
