@@ -113,7 +113,8 @@ void BM_GemmI8(benchmark::State& state) {
   std::vector<float> c(m * n);
   const simd::PackedProjectionView w{packed.get(), scales.data(), scales.data(), n, k, block};
   for (auto _ : state) {
-    simd::QuantizeRowsI8(x.data(), k, m, k, block, xq.data(), xs.data(), {});
+    simd::QuantizeRowsI8(x.data(), k, m, k, block, xq.data(), xs.data(), {},
+                         simd::QuantizedBytesOf(kernel.activations));
     simd::ProjectionInput in;
     in.qd8 = {xq.data(), xs.data()};
     kernel.run(in, 0, m, w, 0, panels, c.data(), n);

@@ -104,6 +104,7 @@ struct QuantizeJob {
   QuantizedRows out;
   std::size_t d;
   std::size_t block;
+  simd::QuantizedBytes bytes;  // as the projections' kernel reads them
 
   std::size_t items() const { return x != nullptr ? rows.chunks() : 0; }
   void Run(std::size_t item) const {
@@ -112,7 +113,7 @@ struct QuantizeJob {
     simd::QuantizeRowsI8(x + r.begin * d, d, r.valid_end - r.begin, d, block,
                          out.q + r.begin * simd::QuantizedRowStride(d),
                          out.scales + r.begin * simd::QuantBlockCount(d, block),
-                         out.outliers(r.begin));
+                         out.outliers(r.begin), bytes);
   }
 };
 

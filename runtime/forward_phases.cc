@@ -16,9 +16,9 @@ void QuantizeInputs(const ForwardPass& pass) {
   const ForwardCall& c = pass.call;
   const std::size_t d = c.shape.d_model;
   const QuantizeJob inputs[] = {
-      {c.xq, p.q_rows, b.xq8, d, p.block},
-      {p.k_is_q ? nullptr : c.xk, p.k_rows, b.xk8, d, p.block},
-      {p.v_is_q || p.v_is_k ? nullptr : c.xv, p.k_rows, b.xv8, d, p.block}};
+      {c.xq, p.q_rows, b.xq8, d, p.block, p.quantized_bytes},
+      {p.k_is_q ? nullptr : c.xk, p.k_rows, b.xk8, d, p.block, p.quantized_bytes},
+      {p.v_is_q || p.v_is_k ? nullptr : c.xv, p.k_rows, b.xv8, d, p.block, p.quantized_bytes}};
   RunJobs(pass.executor, inputs);
 }
 
@@ -274,7 +274,7 @@ void ProjectOutput(const ForwardPass& pass) {
   const ForwardCall& c = pass.call;
   const std::size_t d = c.shape.d_model;
   if (p.quantize) {
-    const QuantizeJob heads[] = {{b.concat, p.q_rows, b.concat8, d, p.block}};
+    const QuantizeJob heads[] = {{b.concat, p.q_rows, b.concat8, d, p.block, p.quantized_bytes}};
     RunJobs(pass.executor, heads);
   }
   const bool padded = c.options.query_lengths != nullptr;

@@ -52,7 +52,9 @@ ForwardPlan PlanForward(const ForwardCall& call, std::size_t workers) {
   ForwardPlan p;
   p.q_rows = {s.batch, s.lq, o.query_lengths};
   p.k_rows = {s.batch, lk_projected, o.key_lengths};
-  p.quantize = call.weights.q.kernel().activations == simd::ActivationType::kQd8;
+  const simd::ActivationType activations = call.weights.q.kernel().activations;
+  p.quantize = simd::IsQuantized(activations);
+  p.quantized_bytes = simd::QuantizedBytesOf(activations);
   p.block = call.weights.q.view().block;
   p.k_is_q = SameRows(call.xq, p.q_rows, call.xk, p.k_rows);
   p.v_is_q = SameRows(call.xq, p.q_rows, call.xv, p.k_rows);

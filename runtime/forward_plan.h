@@ -36,6 +36,7 @@ struct ForwardPlan {
   BatchRows q_rows, k_rows;
   bool quantize;                       // the projections read int8 rows
   std::size_t block;                   // values per activation scale (quantize)
+  simd::QuantizedBytes quantized_bytes;  // their stored form, as the kernel reads them
   bool k_is_q, v_is_q, v_is_k;         // inputs that are the same rows share quantized rows
   std::size_t keys_stride, values_stride;  // bytes per (batch item, key/value head)
   std::size_t scratch_size;            // floats of attention scratch per worker

@@ -1,9 +1,10 @@
 // Per-target int8 projection kernels, one per dot-product instruction, each a descriptor
 // (projection_kernel.h) listed by ListI8Kernels when its target may run it (highway_compat.h):
 // - qd8_qc8w_vnni_4x4v (AVX512-VNNI targets): vpdpbusd multiplies unsigned by signed bytes, so
-//   activations are offset by +128 (x ^ 0x80) and each block's accumulator starts at
-//   -128 * sum(weights), which its layout stores after the panels. Highway 1.0.3's AVX3_DL
-//   target string lacks avx512vnni: this file adds it to the kernel's own functions.
+//   it reads activations quantized offset by +128 (ActivationType::kQdu8) and each block's
+//   accumulator starts at -128 * sum(weights), which its layout stores after the panels.
+//   Highway 1.0.3's AVX3_DL target string lacks avx512vnni: this file adds it to the kernel's
+//   own functions.
 // - qd8_qc8w_svedot_4x4v (SVE targets): svdot, signed by signed.
 // - qd8_qc8w_neondot_3x4v (NEON targets, when the CPU has the Armv8.2 dot product): sdot by
 //   element, signed by signed.
@@ -117,13 +118,18 @@ HWY_INLINE void PinToRegister(__m512i& v) {
 #endif
 }
 
+// The 4 activation bytes of row `row`, group g, in every 32-bit lane: a broadcast from memory,
+// which is a load alone. Broadcasting a general register takes a vector port (port 5 on Intel),
+// one of the two that run vpdpbusd: one such uop per 4 vpdpbusd cost a fifth of the peak.
+HWY_INLINE __m512i BroadcastActivationWord(const int8_t* word) {
+  return _mm512_broadcastd_epi32(_mm_loadu_si32(word));
+}
+
 // kRows rows x 64 features. The 4 x kRows int32 block accumulators and the four weight vectors
 // of a group stay in registers; the float sums over blocks live in an L1 buffer, touched once per
 // block. Holding those in registers too leaves g++ no room for the weights: it re-loads each as
 // a memory operand of every vpdpbusd (kRows x the loads). Four rows is the most g++ 12 keeps in
-// registers: at 5 or 6 it spills. Measured on the bert QKV projection (128 x 2304 x 768, block
-// 64, one run): 3 rows with float sums in registers 346 GOP/s (241 with weights off 64-byte
-// alignment), this kernel 418 (peak 455).
+// registers: at 5 or 6 it spills.
 template <size_t kRows>
 HWY_NOINLINE void PanelRowsVnni(const QuantizedRowsView& a, size_t row0,
                                 const GemmI8WeightsView& w, size_t p, float* HWY_RESTRICT c,
@@ -148,8 +154,7 @@ HWY_NOINLINE void PanelRowsVnni(const QuantizedRowsView& a, size_t row0,
       const __m512i b2 = _mm512_loadu_si512(bg + 128);
       const __m512i b3 = _mm512_loadu_si512(bg + 192);
       for (size_t r = 0; r < kRows; ++r) {
-        const uint32_t word = LoadWord(a.q + (row0 + r) * L.ldq + 4 * g) ^ 0x80808080u;
-        const __m512i x = _mm512_set1_epi32(static_cast<int>(word));
+        const __m512i x = BroadcastActivationWord(a.q + (row0 + r) * L.ldq + 4 * g);
         acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], x, b0);
         acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], x, b1);
         acc[r][2] = _mm512_dpbusd_epi32(acc[r][2], x, b2);
@@ -605,10 +610,15 @@ HWY_NOINLINE void RunI8(const ProjectionInput& a, size_t row_begin, size_t row_e
 inline std::vector<const ProjectionKernel*> ListI8Kernels() {
   std::vector<const ProjectionKernel*> kernels;
 #if EDGEATTN_I8_VNNI
-  static const ProjectionKernel kVnni = {
-      "qd8_qc8w_vnni_4x4v",     ActivationType::kQd8, WeightType::kQc8,
-      &RunsWhereItsTargetRuns,  kGemmI8PanelWidth,    &Qc8PanelsWithStartsBytes,
-      &PackQc8PanelsWithStarts, &UnpackQc8Panels,     &RunI8<&PanelVnni, &Qc8PanelsWithStartsView>};
+  static const ProjectionKernel kVnni = {"qd8_qc8w_vnni_4x4v",
+                                         ActivationType::kQdu8,
+                                         WeightType::kQc8,
+                                         &RunsWhereItsTargetRuns,
+                                         kGemmI8PanelWidth,
+                                         &Qc8PanelsWithStartsBytes,
+                                         &PackQc8PanelsWithStarts,
+                                         &UnpackQc8Panels,
+                                         &RunI8<&PanelVnni, &Qc8PanelsWithStartsView>};
   kernels.push_back(&kVnni);
 #endif
 #if EDGEATTN_I8_SVE

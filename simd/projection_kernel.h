@@ -27,9 +27,17 @@ namespace edgeattn {
 namespace simd {
 
 enum class ActivationType {
-  kF32,  // float rows
-  kQd8,  // int8 rows from QuantizeRowsI8 (one scale per row and block of k), with outliers
+  kF32,   // float rows
+  kQd8,   // int8 rows from QuantizeRowsI8 (one scale per row and block of k), with outliers
+  kQdu8,  // the same rows, each byte stored offset to unsigned (QuantizedBytes::kOffsetUnsigned)
 };
+
+inline bool IsQuantized(ActivationType type) { return type != ActivationType::kF32; }
+
+// How a quantized kernel's activation rows are stored.
+inline QuantizedBytes QuantizedBytesOf(ActivationType type) {
+  return type == ActivationType::kQdu8 ? QuantizedBytes::kOffsetUnsigned : QuantizedBytes::kSigned;
+}
 
 enum class WeightType {
   kF32,  // float
@@ -38,7 +46,7 @@ enum class WeightType {
   kF16,   // IEEE binary16 bit patterns (uint16_t)
 };
 
-// The activation rows a kernel reads: float rows (kF32) or quantized rows (kQd8).
+// The activation rows a kernel reads: float rows (kF32) or quantized rows (kQd8, kQdu8).
 struct ProjectionInput {
   const float* f32 = nullptr;  // rows of k floats, ld floats apart
   size_t ld = 0;
@@ -53,7 +61,7 @@ struct PackedProjectionView {
   const float* bias;    // null: no bias
   size_t n;             // output features
   size_t k;             // input features
-  size_t block;         // kQd8: values per activation scale (a multiple of 4)
+  size_t block;         // kQd8, kQdu8: values per activation scale (a multiple of 4)
 };
 
 struct ProjectionKernel {
@@ -65,7 +73,7 @@ struct ProjectionKernel {
   bool (*cpu_runs)();
   // Output features per panel: the unit in which work is split between threads.
   size_t panel_width;
-  // Bytes of packed weights for n x k (block: values per activation scale, kQd8 only).
+  // Bytes of packed weights for n x k (block: values per activation scale, quantized only).
   size_t (*packed_bytes)(size_t n, size_t k, size_t block);
   // w: n rows of k weights of the kernel's weight type (float, int8 or 16-bit), row-major.
   void (*pack)(const void* w, size_t n, size_t k, size_t block, void* packed);

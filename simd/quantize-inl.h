@@ -30,16 +30,25 @@ HWY_INLINE hn::Vec<QuantTag> LoadBlockPart(const float* HWY_RESTRICT x, size_t i
   return LoadPartial(QuantTag(), x + i, n - i);
 }
 
-// Finds the row's outliers (see quantize.h), largest first; returns how many.
-HWY_INLINE uint32_t FindOutliers(const float* HWY_RESTRICT row, size_t k,
+// The sum of |x| over x[0, k), in vectors of N from x[0] (the order every caller relies on).
+HWY_INLINE hn::Vec<QuantTag> SumAbs(const float* HWY_RESTRICT x, size_t k, hn::Vec<QuantTag> vsum) {
+  const size_t N = hn::Lanes(QuantTag());
+  for (size_t i = 0; i < k; i += N) vsum = hn::Add(vsum, hn::Abs(LoadBlockPart(x, i, k)));
+  return vsum;
+}
+
+// The outlier threshold of a row whose |x| sum to sum_abs (see quantize.h).
+HWY_INLINE float OutlierThreshold(hn::Vec<QuantTag> sum_abs, size_t k) {
+  const float mean_abs = hn::GetLane(hn::SumOfLanes(QuantTag(), sum_abs)) / static_cast<float>(k);
+  return kOutlierThreshold * kSigmaPerMeanAbs * mean_abs;
+}
+
+// Finds the row's values beyond `threshold` (finite, positive), the kMaxOutliersPerRow largest,
+// largest first; returns how many.
+HWY_INLINE uint32_t FindOutliers(const float* HWY_RESTRICT row, size_t k, float threshold,
                                  uint32_t* HWY_RESTRICT channel, float* HWY_RESTRICT value) {
   const QuantTag d;
   const size_t N = hn::Lanes(d);
-  auto vsum = hn::Zero(d);
-  for (size_t i = 0; i < k; i += N) vsum = hn::Add(vsum, hn::Abs(LoadBlockPart(row, i, k)));
-  const float mean_abs = hn::GetLane(hn::SumOfLanes(d, vsum)) / static_cast<float>(k);
-  const float threshold = kOutlierThreshold * kSigmaPerMeanAbs * mean_abs;
-  if (!(threshold > 0.0f)) return 0;  // zero or non-finite row: nothing to separate
   const auto vthreshold = hn::Set(d, threshold);
   uint32_t count = 0;
   for (size_t i = 0; i < k; i += N) {
@@ -73,75 +82,118 @@ HWY_INLINE bool IsOutlierChannel(size_t c, const uint32_t* channel, uint32_t cou
   return false;
 }
 
+// The largest |x| of a block's n values, or NaN if one of them is NaN or infinite. Adds their
+// |x| to *vsum when vsum is given.
+HWY_INLINE float BlockAbsMax(const float* HWY_RESTRICT x, size_t n, hn::Vec<QuantTag>* vsum) {
+  const QuantTag d;
+  const size_t N = hn::Lanes(d);
+  const auto inf = hn::Set(d, std::numeric_limits<float>::infinity());
+  auto vmax = hn::Zero(d);
+  auto finite = hn::FirstN(d, N);
+  for (size_t i = 0; i < n; i += N) {
+    const auto a = hn::Abs(LoadBlockPart(x, i, n));
+    finite = hn::And(finite, hn::Lt(a, inf));  // false for NaN too
+    vmax = hn::Max(vmax, a);
+    if (vsum != nullptr) *vsum = hn::Add(*vsum, a);
+  }
+  if (!hn::AllTrue(d, finite)) return std::numeric_limits<float>::quiet_NaN();
+  return hn::GetLane(hn::MaxOfLanes(d, vmax));
+}
+
+// The largest |x| of a block's n values (channels [begin, begin + n) of the row) other than the
+// row's outliers.
+HWY_INLINE float BlockAbsMaxWithoutOutliers(const float* HWY_RESTRICT row, size_t begin, size_t n,
+                                            const uint32_t* channel, uint32_t count) {
+  float amax = 0.0f;
+  for (size_t j = begin; j < begin + n; ++j) {
+    if (!IsOutlierChannel(j, channel, count)) amax = HWY_MAX(amax, row[j] < 0 ? -row[j] : row[j]);
+  }
+  return amax;
+}
+
+HWY_INLINE bool BlockHasOutlier(size_t begin, size_t n, const uint32_t* channel, uint32_t count) {
+  for (uint32_t i = 0; i < count; ++i) {
+    if (channel[i] >= begin && channel[i] < begin + n) return true;
+  }
+  return false;
+}
+
+// q[i] = round(x[i] * inv) for the block's n values, each byte xor-ed with to_stored.
+HWY_INLINE void QuantizeBlock(const float* HWY_RESTRICT x, size_t n, float inv_scalar,
+                              hn::Vec<hn::Rebind<int8_t, QuantTag>> to_stored,
+                              int8_t* HWY_RESTRICT q) {
+  const QuantTag d;
+  const hn::Rebind<int8_t, QuantTag> d8;
+  const size_t N = hn::Lanes(d);
+  const auto inv = hn::Set(d, inv_scalar);
+  for (size_t i = 0; i < n; i += N) {
+    const auto v = hn::NearestInt(hn::Mul(LoadBlockPart(x, i, n), inv));
+    // |v| <= 127: the saturating demotion never saturates.
+    StorePartial(d8, hn::Xor(hn::DemoteTo(d8, v), to_stored), q + i, n - i);
+  }
+}
+
 // Exported: plain inline, as a one-target build (EDGEATTN_TARGETS=phone) calls it directly
 // from code without this target's attributes, where always_inline cannot apply.
+// Two passes over each row: every block's largest |x| (with the row's sum of |x|, for the
+// outlier threshold), then the quantization; rows with outliers take a third, to find them.
 inline void QuantizeRowsI8Impl(const float* HWY_RESTRICT x, size_t ldx, size_t rows, size_t k,
-                                   size_t block, int8_t* HWY_RESTRICT q,
-                                   float* HWY_RESTRICT scales, const RowOutliers& outliers) {
+                               size_t block, int8_t* HWY_RESTRICT q, float* HWY_RESTRICT scales,
+                               const RowOutliers& outliers, QuantizedBytes bytes) {
   const QuantTag d;
   const hn::Rebind<int8_t, QuantTag> d8;
   const size_t N = hn::Lanes(d);
   const size_t ldq = QuantizedRowStride(k);
   const size_t blocks = QuantBlockCount(k, block);
+  // The stored form of 0, and what each value's byte is xor-ed with to get its stored form.
+  const int8_t zero = bytes == QuantizedBytes::kOffsetUnsigned ? int8_t{-128} : int8_t{0};
+  const auto to_stored = hn::Set(d8, zero);
+  const bool with_outliers = outliers.count != nullptr;
+  // Blocks of whole vectors sum |x| in the same vectors as a pass over the whole row.
+  const bool sum_in_blocks = block % N == 0;
   for (size_t r = 0; r < rows; ++r) {
     const float* HWY_RESTRICT row = x + r * ldx;
     int8_t* HWY_RESTRICT qrow = q + r * ldq;
+    float* HWY_RESTRICT row_scales = scales + r * blocks;
+    // First pass: each block's largest |x| (NaN: not finite), kept in its scale's slot.
+    auto vsum = hn::Zero(d);
+    float row_amax = 0.0f;
+    for (size_t b = 0; b < blocks; ++b) {
+      const size_t n = HWY_MIN(block, k - b * block);
+      row_scales[b] =
+          BlockAbsMax(row + b * block, n, with_outliers && sum_in_blocks ? &vsum : nullptr);
+      row_amax = HWY_MAX(row_amax, row_scales[b]);  // NaN blocks leave no outliers anyway
+    }
     uint32_t* channel = nullptr;
     uint32_t count = 0;
-    if (outliers.count != nullptr) {
+    if (with_outliers) {
       channel = outliers.channel + r * kMaxOutliersPerRow;
-      count = FindOutliers(row, k, channel, outliers.value + r * kMaxOutliersPerRow);
+      if (!sum_in_blocks) vsum = SumAbs(row, k, vsum);
+      const float threshold = OutlierThreshold(vsum, k);
+      // Zero or non-finite rows have nothing to separate.
+      if (threshold > 0.0f && row_amax > threshold) {
+        count = FindOutliers(row, k, threshold, channel, outliers.value + r * kMaxOutliersPerRow);
+      }
       outliers.count[r] = count;
     }
     for (size_t b = 0; b < blocks; ++b) {
       const size_t begin = b * block;
       const size_t n = HWY_MIN(block, k - begin);
-      bool has_outlier = false;
-      for (uint32_t i = 0; i < count; ++i) {
-        has_outlier = has_outlier || (channel[i] >= begin && channel[i] < begin + n);
-      }
-      auto vmax = hn::Zero(d);
-      auto bad = hn::FirstN(d, 0);  // NaN or inf seen; no MaskFalse in Highway 1.0.3
-      float outlier_chunks_max = 0.0f;  // the block's scale comes from its other values
-      for (size_t i = 0; i < n; i += N) {
-        const auto v = LoadBlockPart(row + begin, i, n);
-        bad = hn::Or(bad, hn::Or(hn::IsNaN(v), hn::IsInf(v)));
-        bool chunk_has_outlier = false;
-        for (uint32_t o = 0; has_outlier && o < count; ++o) {
-          chunk_has_outlier = chunk_has_outlier ||
-                              (channel[o] >= begin + i && channel[o] < begin + HWY_MIN(i + N, n));
-        }
-        if (!chunk_has_outlier) {
-          vmax = hn::Max(vmax, hn::Abs(v));
-          continue;
-        }
-        for (size_t j = begin + i; j < begin + HWY_MIN(i + N, n); ++j) {
-          if (!IsOutlierChannel(j, channel, count)) {
-            outlier_chunks_max = HWY_MAX(outlier_chunks_max, row[j] < 0 ? -row[j] : row[j]);
-          }
-        }
-      }
-      const float amax = HWY_MAX(hn::GetLane(hn::MaxOfLanes(d, vmax)), outlier_chunks_max);
-      // Blocks below 1e-30 quantize to zeros: 127 / amax would overflow for the tiniest.
+      const bool has_outlier = BlockHasOutlier(begin, n, channel, count);
+      // The block's scale comes from its other values.
+      const float amax =
+          has_outlier ? BlockAbsMaxWithoutOutliers(row, begin, n, channel, count) : row_scales[b];
+      // Blocks below 1e-30 quantize to zeros: 127 / amax would overflow for the tiniest. A
+      // non-finite block keeps its NaN scale, so its products come out NaN, never silently
+      // finite.
       const bool usable = amax > 1e-30f;
-      // A non-finite block gets a NaN scale, so its products come out NaN, never silently finite.
-      scales[r * blocks + b] = !hn::AllFalse(d, bad) ? std::numeric_limits<float>::quiet_NaN()
-                               : usable               ? amax / 127.0f
-                                                      : 0.0f;
-      const float inv_scalar = usable ? 127.0f / amax : 0.0f;
-      const auto inv = hn::Set(d, inv_scalar);
-      for (size_t i = 0; i < n; i += N) {
-        const auto v = hn::NearestInt(hn::Mul(LoadBlockPart(row + begin, i, n), inv));
-        // |v| <= 127: the saturating demotion never saturates.
-        StorePartial(d8, hn::DemoteTo(d8, v), qrow + begin + i, n - i);
-      }
-      if (has_outlier) {
-        for (uint32_t i = 0; i < count; ++i) {
-          if (channel[i] >= begin && channel[i] < begin + n) qrow[channel[i]] = 0;
-        }
+      if (amax == amax) row_scales[b] = usable ? amax / 127.0f : 0.0f;
+      QuantizeBlock(row + begin, n, usable ? 127.0f / amax : 0.0f, to_stored, qrow + begin);
+      for (uint32_t i = 0; has_outlier && i < count; ++i) {
+        if (channel[i] >= begin && channel[i] < begin + n) qrow[channel[i]] = zero;
       }
     }
-    memset(qrow + k, 0, ldq - k);
+    memset(qrow + k, zero, ldq - k);
   }
 }
 

@@ -13,8 +13,8 @@ namespace simd {
 HWY_EXPORT(QuantizeRowsI8Impl);
 
 void QuantizeRowsI8(const float* x, size_t ldx, size_t rows, size_t k, size_t block, int8_t* q,
-                    float* scales, const RowOutliers& outliers) {
-  HWY_DYNAMIC_DISPATCH(QuantizeRowsI8Impl)(x, ldx, rows, k, block, q, scales, outliers);
+                    float* scales, const RowOutliers& outliers, QuantizedBytes bytes) {
+  HWY_DYNAMIC_DISPATCH(QuantizeRowsI8Impl)(x, ldx, rows, k, block, q, scales, outliers, bytes);
 }
 
 }  // namespace simd

@@ -32,6 +32,16 @@ struct RowOutliers {
   float* value;
 };
 
+// How QuantizeRowsI8 stores each int8 value q: as is, or as the unsigned byte q + 128 (q ^ 0x80).
+// x86's vpdpbusd multiplies unsigned by signed bytes; its kernel reads the offset form, which
+// the quantization writes at no extra cost, so that the kernel's inner loop broadcasts each
+// activation word straight from memory (a load) instead of offsetting it first (a vector op on
+// the ports the dot products need).
+enum class QuantizedBytes {
+  kSigned,
+  kOffsetUnsigned,
+};
+
 // Activations from QuantizeRowsI8: rows QuantizedRowStride(k) bytes apart, and the float
 // outliers taken out of them (outlier_count null: none).
 struct QuantizedRowsView {
@@ -46,10 +56,11 @@ struct QuantizedRowsView {
 // multiple of 4; the last block may be shorter): scale = max|x| / 127 and
 // q = round(x * (127 / max|x|)) in [-127, 127]; a block whose max|x| <= 1e-30 gets scale 0 and
 // q = 0. q rows are
-// QuantizedRowStride(k) bytes apart with zeros past k; scales[row * blocks + b].
+// QuantizedRowStride(k) bytes apart with zeros past k, each byte stored as `bytes` says (the
+// zeros too); scales[row * blocks + b].
 // Non-finite input gives a non-finite scale, so the block's products become NaN or inf.
 void QuantizeRowsI8(const float* x, size_t ldx, size_t rows, size_t k, size_t block, int8_t* q,
-                    float* scales, const RowOutliers& outliers);
+                    float* scales, const RowOutliers& outliers, QuantizedBytes bytes);
 
 }  // namespace simd
 }  // namespace edgeattn

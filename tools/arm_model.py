@@ -62,13 +62,13 @@ SVE_TARGET = {128: "N_SVE2_128", 256: "N_SVE_256", 512: "N_SVE"}
 Kernel = collections.namedtuple("Kernel", "label isa obj symbol work step_work block_work")
 KERNELS = [
     Kernel("fp32 NEON 6x4 tile, GEMM (per k-step)", "neon", "gemm_f32.cc.o",
-           "edgeattn::simd::{ns}::TileF32<6ul, 4ul>(", "fmla", 24, 0),
+           "edgeattn::simd::{ns}::TileF32<6ul, 4ul, float>(", "fmla", 24, 0),
     Kernel("fp32 NEON 6x4 tile, attention (per k-step)", "neon", "attention.cc.o",
-           "edgeattn::simd::{ns}::TileF32<6ul, 4ul>(", "fmla", 24, 0),
+           "edgeattn::simd::{ns}::TileF32<6ul, 4ul, float>(", "fmla", 24, 0),
     Kernel("int8 NEON sdot 3x4 tile, 64-value block with epilogue (per group of 4 k)", "neon",
            "gemm_i8.cc.o", "edgeattn::simd::{ns}::DotTileNeon<3ul, true>(", "sdot", 12, 192),
     Kernel("fp32 SVE 6x4 tile (per k-step)", "sve", "gemm_f32.cc.o",
-           "edgeattn::simd::{ns}::TileF32<6ul, 4ul>(", "fmla", 24, 0),
+           "edgeattn::simd::{ns}::TileF32<6ul, 4ul, float>(", "fmla", 24, 0),
     Kernel("int8 SVE 4x4 tile, 64-value block with epilogue (per group of 4 k)", "sve",
            "gemm_i8.cc.o", "edgeattn::simd::{ns}::DotTileSve<4ul>(", "sdot", 16, 256),
 ]

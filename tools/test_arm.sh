@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
-# Cross-builds edgeattn for aarch64 and runs the test suite under qemu-aarch64 once per CPU
-# model, so that every ARM kernel path runs: NEON without and with the dot product, SVE, SVE2,
-# and the fixed-width SVE2_128 and SVE_256 targets. Prints the Highway target, the int8 kernels
-# the CPU runs and the chosen one for each run; fails if any run fails. Every kernel test runs on
-# every ARM target (and within it, every kernel the CPU runs); the rest of the suite runs once, on the most common phone CPU class (NEON with the dot product), without
-# the tests whose cost is the scalar float reference or the fast path on large shapes (full
-# contract shapes, options against the reference, the bench's reference policy), the soak and
-# the allocation counting, which stay in the native run (qemu is 150-1700x slower), and the death
-# tests, whose child re-executes the test binary, which user-mode qemu cannot do.
-#   tools/test_arm.sh           g++ and Debian's Highway 1.0.3 (preset aarch64)
-#   tools/test_arm.sh --clang   clang-19 + lld and Highway 1.4.0 from source (preset
-#                               aarch64-clang), as an Android NDK build: only the kernel tests,
-#                               on three models whose targets or int8 kernels differ (NEON without
-#                               and with the dot product, NEON_BF16); the g++ build runs the rest
-#   tools/test_arm.sh --clang --all   the clang build as the g++ one: all models, whole suite
+# Cross-builds edgeattn for aarch64 and runs the tests under qemu-aarch64, so that every ARM
+# kernel path runs: NEON without and with the dot product, SVE and SVE2. Prints the Highway
+# target, the int8 kernels the CPU runs and the chosen one on six CPU models (dispatch); fails if
+# any run fails. The per-target kernel tests run per target on a CPU model that has it: NEON on
+# cortex-a53 (no dot product) and neoverse-n1 (dot product), SVE and SVE2 at 128 bits (the phone
+# cores' length) and 256 bits (Neoverse V1, Graviton 3); --sve512 adds 512 bits (A64FX's SVE,
+# qemu max's SVE2), whose emulation costs ten times the 128-bit run. The rest of the suite runs
+# once, on neoverse-n1 (the most common phone CPU class: NEON with the dot product), without the
+# tests whose cost is the scalar float reference or the fast path on large shapes (full contract
+# shapes, the bench's decode shapes, options and step maths against the reference, the bench's
+# reference policy), the soak and the allocation counting, which stay in the native run (qemu is
+# 150-1700x slower), and the death tests, whose child re-executes the test binary, which
+# user-mode qemu cannot do.
+#   tools/test_arm.sh [--sve512]  g++ and Debian's Highway 1.0.3 (preset aarch64)
+#   tools/test_arm.sh --clang     clang-19 + lld and Highway 1.4.0 from source (preset
+#                                 aarch64-clang), as an Android NDK build: only the kernel tests,
+#                                 on two models whose targets and int8 kernels differ
+#                                 (neoverse-n1, max); the g++ build runs the rest
+#   tools/test_arm.sh --clang --all   the clang build as the g++ one
 # Either way every CPU model's chosen target is printed, and the run fails unless dispatch
 # compiled more than one target and chose different ones on different models.
 set -euo pipefail
@@ -21,24 +25,29 @@ cd "$(dirname "$0")/.."
 tools/install_deps.sh --arm
 all_cpus=(neoverse-n1 cortex-a53 a64fx max max,sve-default-vector-length=16
           max,sve-default-vector-length=32)
+kernels='TestGroup/'  # the per-target kernel tests (HWY_EXPORT_AND_TEST_P): ".../TARGET  # ..."
+# CPU model, then the targets whose kernel tests run there ('' = all the model has)
+kernel_runs=(cortex-a53 '' max,sve-default-vector-length=16 'SVE|SVE2'
+             max,sve-default-vector-length=32 'SVE|SVE2')
 preset=aarch64
 configure=()
-kernel_cpus=("${all_cpus[@]:1}")
-suite_cpu=neoverse-n1  # where the rest of the suite runs
+suite_cpu=neoverse-n1  # where the rest of the suite runs, kernel tests included
 targets=()             # all
-if [ "${1:-}" = --clang ]; then
+if [ "${1:-}" = --sve512 ]; then
+  kernel_runs+=(a64fx SVE max SVE2)
+elif [ "${1:-}" = --clang ]; then
   preset=aarch64-clang
   configure=(-DFETCHCONTENT_SOURCE_DIR_HIGHWAY="$(tools/highway_source.sh)")
   if [ "${2:-}" != --all ]; then
-    kernel_cpus=(cortex-a53 neoverse-n1 max)
+    kernel_runs=(neoverse-n1 '' max '')
     suite_cpu=""
     targets=(--target simd_test edgeattn_cli)
   fi
 fi
 cmake --preset $preset "${configure[@]}" >/dev/null && cmake --build --preset $preset "${targets[@]}"
 build=build/$preset
-slow='ContractShapes|OutlierChannelsOnBert|MatchReference|ReferencePolicy|QuietWhenIdle|Soak|NoAllocation|DeathTest'
-kernels='TestGroup/'  # the per-target kernel tests (HWY_EXPORT_AND_TEST_P)
+slow='ContractShapes|OutlierChannelsOnBert|MatchReference|ForwardMatchesReference|BenchDecodeShapeRows'
+slow+='|ReferencePolicy|QuietWhenIdle|Soak|NoAllocation|DeathTest'
 info() {  # QEMU_CPU, field: a line of `edgeattn info` on that CPU model
   QEMU_CPU=$1 qemu-aarch64 $build/tools/edgeattn info | sed -n "s/^$2: *//p"
 }
@@ -61,6 +70,7 @@ run() {  # QEMU_CPU, then ctest's selection
     --output-on-failure --no-tests=error | tail -n 3
 }
 [ -z "$suite_cpu" ] || run $suite_cpu -E "$slow"
-for cpu in "${kernel_cpus[@]}"; do
-  run "$cpu" -R "$kernels"
+for ((i = 0; i < ${#kernel_runs[@]}; i += 2)); do
+  only=${kernel_runs[i + 1]}
+  run "${kernel_runs[i]}" -R "$kernels${only:+.*/($only) }"
 done

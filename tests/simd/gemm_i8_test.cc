@@ -65,7 +65,17 @@ void TestQuantizeMatchesScalar() {
       const size_t blocks = simd::QuantBlockCount(k, block);
       std::vector<int8_t> q(rows * ldq, 99);
       std::vector<float> scales(rows * blocks);
-      simd::QuantizeRowsI8(x.data(), ldx, rows, k, block, q.data(), scales.data(), {});
+      simd::QuantizeRowsI8(x.data(), ldx, rows, k, block, q.data(), scales.data(), {},
+                           simd::QuantizedBytes::kSigned);
+      // The offset form: every byte (the padding too) is the signed one's plus 128.
+      std::vector<int8_t> offset(rows * ldq, 99);
+      std::vector<float> offset_scales(rows * blocks);
+      simd::QuantizeRowsI8(x.data(), ldx, rows, k, block, offset.data(), offset_scales.data(), {},
+                           simd::QuantizedBytes::kOffsetUnsigned);
+      ASSERT_EQ(offset_scales, scales);
+      for (size_t i = 0; i < q.size(); ++i) {
+        ASSERT_EQ(static_cast<int>(static_cast<uint8_t>(offset[i])), q[i] + 128) << "at " << i;
+      }
       for (size_t r = 0; r < rows; ++r) {
         for (size_t b = 0; b < blocks; ++b) {
           float amax = 0.0f;
@@ -89,7 +99,8 @@ void TestQuantizeMatchesScalar() {
   x[5] = std::numeric_limits<float>::infinity();
   std::vector<int8_t> q(8);
   std::vector<float> scales(2);
-  simd::QuantizeRowsI8(x.data(), 8, 1, 8, 4, q.data(), scales.data(), {});
+  simd::QuantizeRowsI8(x.data(), 8, 1, 8, 4, q.data(), scales.data(), {},
+                       simd::QuantizedBytes::kSigned);
   EXPECT_EQ(scales[0], 1.0f / 127.0f);
   EXPECT_TRUE(std::isnan(scales[1]));
 }
@@ -123,6 +134,15 @@ struct Qd8Rows {
     return {q.data(), scales.data(), count.data(), channel.data(), value.data()};
   }
 };
+
+// The bytes of a's rows as a kernel reading `type` takes them (QuantizedBytesOf).
+std::vector<int8_t> StoredBytes(const Qd8Rows& a, simd::ActivationType type) {
+  std::vector<int8_t> bytes = a.q;
+  if (simd::QuantizedBytesOf(type) == simd::QuantizedBytes::kOffsetUnsigned) {
+    for (int8_t& b : bytes) b = static_cast<int8_t>(static_cast<uint8_t>(b) ^ 0x80u);
+  }
+  return bytes;
+}
 
 // Int8 weights with their per-channel scales and optional bias.
 struct Qc8Weights {
@@ -182,8 +202,10 @@ void CheckKernel(const simd::ProjectionKernel& kernel, const Qd8Rows& a, const Q
   std::vector<int8_t> unpacked(n * k);
   kernel.unpack(packed.packed.get(), n, k, a.block, unpacked.data());
   ASSERT_EQ(unpacked, w.q) << kernel.name << ": unpack gives back what was packed";
+  const std::vector<int8_t> bytes = StoredBytes(a, kernel.activations);
   simd::ProjectionInput in;
   in.qd8 = a.view();
+  in.qd8.q = bytes.data();
   const size_t ldc = n + 3, panels = packed.panels(kernel);
   std::vector<float> c(m * ldc, kSentinel);
   kernel.run(in, 0, m, packed.view, 0, panels, c.data(), ldc);
@@ -241,7 +263,10 @@ void TestListsTheKernelsThisCpuRuns() {
   std::vector<std::string> names;
   for (const simd::ProjectionKernel* kernel : Int8Kernels()) {
     names.push_back(kernel->name);
-    EXPECT_EQ(kernel->activations, simd::ActivationType::kQd8) << kernel->name;
+    // The VNNI kernel reads activations offset to unsigned bytes (vpdpbusd), the others signed.
+    const bool vnni = std::string(kernel->name) == "qd8_qc8w_vnni_4x4v";
+    EXPECT_EQ(kernel->activations, vnni ? simd::ActivationType::kQdu8 : simd::ActivationType::kQd8)
+        << kernel->name;
     EXPECT_EQ(kernel->weights, simd::WeightType::kQc8) << kernel->name;
     EXPECT_TRUE(kernel->cpu_runs()) << kernel->name;
     EXPECT_EQ(simd::FindProjectionKernel(simd::WeightType::kQc8, kernel->name), kernel);
@@ -315,6 +340,18 @@ void TestEveryKernelExtremeValues() {
   }
 }
 
+// Rows x (m x k) quantized by QuantizeRowsI8 in the form `bytes`, with outlier extraction.
+Qd8Rows QuantizeWithOutliers(const std::vector<float>& x, size_t m, size_t k, size_t block,
+                             simd::QuantizedBytes bytes) {
+  Qd8Rows a(m, k, block);
+  a.count.resize(m);
+  a.channel.resize(m * simd::kMaxOutliersPerRow);
+  a.value.resize(m * simd::kMaxOutliersPerRow);
+  simd::QuantizeRowsI8(x.data(), k, m, k, block, a.q.data(), a.scales.data(),
+                       {a.count.data(), a.channel.data(), a.value.data()}, bytes);
+  return a;
+}
+
 // Outlier channels leave the int8 row (quantized as 0, scales from the other values) and come
 // back in float: value * dequantized weight, added after the int8 result.
 void TestEveryKernelAddsOutliers() {
@@ -323,12 +360,7 @@ void TestEveryKernelAddsOutliers() {
   x[5] = 80.0f;
   x[77] = -120.0f;
   x[200] = 60.0f;  // row 0: three outliers; row 1: none
-  Qd8Rows a(m, k, block);
-  a.count.resize(m);
-  a.channel.resize(m * simd::kMaxOutliersPerRow);
-  a.value.resize(m * simd::kMaxOutliersPerRow);
-  simd::QuantizeRowsI8(x.data(), k, m, k, block, a.q.data(), a.scales.data(),
-                       {a.count.data(), a.channel.data(), a.value.data()});
+  const Qd8Rows a = QuantizeWithOutliers(x, m, k, block, simd::QuantizedBytes::kSigned);
   ASSERT_EQ(a.count[0], 3u);
   ASSERT_EQ(a.count[1], 0u);
   EXPECT_EQ(a.channel[0], 77u);  // largest first
@@ -337,6 +369,13 @@ void TestEveryKernelAddsOutliers() {
   EXPECT_EQ(a.value[0], -120.0f);
   EXPECT_EQ(a.q[5], 0);
   EXPECT_EQ(a.q[77], 0);
+  // The offset form takes the outliers out alike: its bytes are the signed ones' plus 128.
+  const Qd8Rows offset =
+      QuantizeWithOutliers(x, m, k, block, simd::QuantizedBytes::kOffsetUnsigned);
+  EXPECT_EQ(offset.q, StoredBytes(a, simd::ActivationType::kQdu8));
+  EXPECT_EQ(offset.scales, a.scales);
+  EXPECT_EQ(offset.count, a.count);
+  EXPECT_EQ(offset.channel, a.channel);
   float amax0 = 0.0f;
   for (size_t i = 0; i < block; ++i) {
     if (i != 5) amax0 = std::max(amax0, std::fabs(x[i]));

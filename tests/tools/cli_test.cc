@@ -485,7 +485,8 @@ TEST(CliTest, BenchShapeOptions) {
 // reference over the whole sequence.
 TEST(CliTest, BenchDecodeSweep) {
   const std::vector<nlohmann::json> lines =
-      SmallBenchRows("--seq 2 --decode 4:16:x2 --threads 1 --precision fp32,int8");
+      SmallBenchRows("--seq 2 --decode 4:16:x2 --threads 1 --precision fp32,int8 "
+                     "--reference always");
   ASSERT_EQ(lines.size(), 9u);  // caches 4, 8, 16: reference, fp32, int8
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::size_t cache = std::size_t{4} << (i / 3);
@@ -529,18 +530,19 @@ TEST(CliTest, BenchDecodeShapeRows) {
 // A windowed decode row: its cache holds a ring of the window, not the context; the step
 // maths' flags reach the operator and the reference alike.
 TEST(CliTest, BenchWindowedDecodeAndStepMath) {
-  const std::vector<nlohmann::json> plain =
-      SmallBenchRows("--seq 1 --decode 1000 --threads 1 --precision fp32");
-  const std::vector<nlohmann::json> windowed =
-      SmallBenchRows("--seq 1 --decode 1000 --window 16 --threads 1 --precision fp32");
+  // The reference always runs: auto decides by a timed probe, which a loaded machine can slow.
+  const std::string decode =
+      "--seq 1 --decode 1000 --threads 1 --precision fp32 --reference always";
+  const std::vector<nlohmann::json> plain = SmallBenchRows(decode);
+  const std::vector<nlohmann::json> windowed = SmallBenchRows(decode + " --window 16");
   ASSERT_EQ(plain.size(), 2u);
   ASSERT_EQ(windowed.size(), 2u);
   EXPECT_EQ(windowed[1]["window"], 16);
   EXPECT_LT(windowed[1]["max_abs_err"].get<double>(), 1e-4);
   EXPECT_LT(windowed[1]["cache_bytes"].get<double>(), plain[1]["cache_bytes"].get<double>() / 3);
   const std::vector<nlohmann::json> maths = SmallBenchRows(
-      "--seq 1 --decode 70 --threads 1 --precision fp32 --rotary-layout halves --rotary-dim 4 "
-      "--softcap 5 --score-scale 0.2 --qk-norm-eps 1e-6");
+      "--seq 1 --decode 70 --threads 1 --precision fp32 --reference always --rotary-layout halves "
+      "--rotary-dim 4 --softcap 5 --score-scale 0.2 --qk-norm-eps 1e-6");
   ASSERT_EQ(maths.size(), 2u);
   EXPECT_LT(maths[1]["max_abs_err"].get<double>(), 1e-4);
   const Result r = RunCli(kSmallBench + "--seq 4 --softcap inf");
