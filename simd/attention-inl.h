@@ -1,10 +1,13 @@
 // Per-target attention core (flash-style online softmax over key tiles).
 //
 // For a block of R query rows (R = the tile kernel's row count) and each tile of up to 256 keys:
-//   S = (Q * scale) K_tile^T        tile kernel, B = key panels (GEMM weight layout)
-//   m' = max(m, rowmax S); P = exp(S - m'); l = l exp(m - m') + rowsum P; O = O exp(m - m')
-//   O += P V_tile                   tile kernel, B = values
+//   S = (Q * scale * log2(e)) K_tile^T   tile kernel, B = key panels (GEMM weight layout)
+//   m' = max(m, rowmax S); P = 2^(S - m'); l = l 2^(m - m') + rowsum P; O = O 2^(m - m')
+//   O += P V_tile                         tile kernel, B = values
 // and finally out = O / l, stored straight into the head's columns of the concat buffer.
+// Scores are in base 2 (softmax is the same in any base once the scores are scaled to it): the
+// exponential is then a polynomial and an exponent, about a third of a natural exp's work, which
+// matters because it runs on the FMA units between the two matrix products.
 
 #if defined(EDGEATTN_SIMD_ATTENTION_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EDGEATTN_SIMD_ATTENTION_INL_H_
@@ -43,22 +46,31 @@ namespace edgeattn {
 namespace simd {
 namespace HWY_NAMESPACE {
 
-// scores[r][0, keys) = (scaled q row r) . key (t0 + j) + the masks, for the block's rows.
+// Natural-log units to the core's base-2 units.
+inline constexpr float kLog2e = 1.44269504088896340736f;
+
+// scores[r][0, keys) = (scaled q row r) . key (t0 + j) + the masks, in base-2 units, for the
+// block's rows.
 HWY_INLINE void ScoreTile(const AttentionHeadArgs& args, const float* HWY_RESTRICT q_block,
                           size_t ldq_block, size_t i0, size_t rows, size_t t0, size_t keys,
                           float* HWY_RESTRICT scores) {
   const size_t dk = args.dk;
+  // Whole vectors of scores: the lanes past the last key land in the rows' padding, where the
+  // row operations mask them, and spare the tile a partial store.
+  const size_t N = hn::Lanes(TileTag());
   for (size_t p0 = 0; p0 < keys; p0 += kGemmPanelWidth) {
     // Panel (t0 + p0) / 64 of 64 x dk.
     const float* panel = static_cast<const float*>(args.keys) + (t0 + p0) * dk;
     MatMulTiles(q_block, ldq_block, rows, panel, kGemmPanelWidth, dk,
-                HWY_MIN(kGemmPanelWidth, keys - p0), TileInit::kZero, nullptr, scores + p0,
-                kAttentionKeyTile);
+                HWY_MIN(kGemmPanelWidth, hwy::RoundUpTo(keys - p0, N)), TileInit::kZero, nullptr,
+                scores + p0, kAttentionKeyTile);
   }
   for (size_t r = 0; r < rows; ++r) {
     float* HWY_RESTRICT row = scores + r * kAttentionKeyTile;
-    if (args.softcap > 0.0f) SoftcapRowF32(row, keys, args.softcap);
-    ApplyMaskRow(args.mask, i0 + r, t0, keys, row);
+    // cap' tanh(s' / cap') with s' = s log2(e) and cap' = cap log2(e) is cap tanh(s / cap) in
+    // base-2 units.
+    if (args.softcap > 0.0f) SoftcapRowF32(row, keys, args.softcap * kLog2e);
+    ApplyMaskRow(args.mask, i0 + r, t0, keys, kLog2e, row);
   }
 }
 
@@ -76,6 +88,9 @@ HWY_NOINLINE void RunF32Attention(const AttentionHeadArgs& args, size_t q_begin,
   float* HWY_RESTRICT q_block = scratch;                            // kMaxRows x ldq_block
   float* HWY_RESTRICT scores = q_block + kMaxRows * ldq_block;      // kMaxRows x key tile
   float* HWY_RESTRICT acc = scores + kMaxRows * kAttentionKeyTile;  // kMaxRows x ldacc
+  // The rows' sums of exponentials by lane, summed across lanes once per block.
+  float* HWY_RESTRICT lane_sums = acc + kMaxRows * ldacc;  // kMaxRows x kMaxFloatLanes
+  const RowTag d;
   float row_max[kMaxRows];
   float row_sum[kMaxRows];
   bool row_bad[kMaxRows];
@@ -89,30 +104,40 @@ HWY_NOINLINE void RunF32Attention(const AttentionHeadArgs& args, size_t q_begin,
     const size_t t_begin = args.mask.VisibleBegin(i0) / kAttentionKeyTile * kAttentionKeyTile;
     for (size_t r = 0; r < rows; ++r) {
       // Folding the scale into Q costs dk multiplies per row instead of lk.
-      StoreRowScaledF32(args.q + (i0 + r) * args.ldq, dk, args.scale, q_block + r * ldq_block);
+      StoreRowScaledF32(args.q + (i0 + r) * args.ldq, dk, args.scale * kLog2e,
+                        q_block + r * ldq_block);
       FillRowF32(acc + r * ldacc, ldacc, 0.0f);
       // The sink is a key of value zero that every row sees: it starts the running maximum
-      // and adds exp(sink - max) to the sum (nothing with no sink: exp(-inf) = 0).
-      row_max[r] = args.sink;
-      row_sum[r] = args.sink == -kInf ? 0.0f : 1.0f;
+      // and adds 2^(sink - max) to the sum (nothing with no sink: 2^-inf = 0).
+      row_max[r] = args.sink * kLog2e;
+      FillRowF32(lane_sums + r * kMaxFloatLanes, kMaxFloatLanes, 0.0f);
+      lane_sums[r * kMaxFloatLanes] = args.sink == -kInf ? 0.0f : 1.0f;
       row_bad[r] = false;
     }
     for (size_t t0 = t_begin; t0 < lk_block; t0 += kAttentionKeyTile) {
       const size_t keys = HWY_MIN(kAttentionKeyTile, lk_block - t0);
       if (TileMasked(args.mask, i0, rows, t0, keys)) continue;
       ScoreTile(args, q_block, ldq_block, i0, rows, t0, keys, scores);
+      // Every row's maximum first: the rows' reductions then overlap, where one row's exponentials
+      // would wait on its maximum's horizontal reduction.
+      float tile_max[kMaxRows];
+      for (size_t r = 0; r < rows; ++r) {
+        tile_max[r] = RowMaxF32(scores + r * kAttentionKeyTile, keys);
+      }
       for (size_t r = 0; r < rows; ++r) {
         float* HWY_RESTRICT p = scores + r * kAttentionKeyTile;
-        bool has_nan = false;
-        const float new_max = HWY_MAX(row_max[r], RowMaxF32(p, keys, &has_nan));
-        row_bad[r] = row_bad[r] || has_nan || new_max == kInf;
+        // The maximum may miss a NaN score; then the row's sum of exponentials is NaN.
+        const float new_max = HWY_MAX(row_max[r], tile_max[r]);
+        if (new_max == kInf || (new_max == -kInf && RowHasNaNF32(p, keys))) row_bad[r] = true;
         if (new_max == -kInf || row_bad[r]) {
           // Nothing but -inf so far (all masked), or already poisoned: contribute nothing.
           FillRowF32(p, keys, 0.0f);
           continue;
         }
-        const float correction = expf(row_max[r] - new_max);
-        row_sum[r] = row_sum[r] * correction + ExpShiftSumF32(p, keys, 1.0f, new_max);
+        const auto tile_sums = Exp2ShiftSumF32(p, keys, new_max);
+        const float correction = row_max[r] == -kInf ? 0.0f : exp2f(row_max[r] - new_max);
+        float* HWY_RESTRICT sums = lane_sums + r * kMaxFloatLanes;
+        hn::Store(hn::MulAdd(hn::Load(d, sums), hn::Set(d, correction), tile_sums), d, sums);
         if (correction != 1.0f) ScaleRowF32(acc + r * ldacc, dk, correction);
         row_max[r] = new_max;
       }
@@ -120,6 +145,8 @@ HWY_NOINLINE void RunF32Attention(const AttentionHeadArgs& args, size_t q_begin,
                   dk, keys, dk, TileInit::kAccumulate, nullptr, acc, ldacc);
     }
     for (size_t r = 0; r < rows; ++r) {
+      row_sum[r] = hn::GetLane(hn::SumOfLanes(d, hn::Load(d, lane_sums + r * kMaxFloatLanes)));
+      if (row_sum[r] != row_sum[r]) row_bad[r] = true;
       float* out = args.out + (i0 + r) * args.ldo;
       if (row_bad[r]) {
         FillRowF32(out, dk, kNaN);
@@ -131,7 +158,7 @@ HWY_NOINLINE void RunF32Attention(const AttentionHeadArgs& args, size_t q_begin,
     }
     if (args.weights == nullptr) continue;
     // need_weights: a second pass recomputes each tile's scores (the same arithmetic) and
-    // stores exp(s - max) / sum with the row's final max and sum.
+    // stores 2^(s - max) / sum with the row's final max and sum.
     for (size_t t0 = 0; t0 < args.lk; t0 += kAttentionKeyTile) {
       const size_t keys = HWY_MIN(kAttentionKeyTile, args.lk - t0);
       const size_t visible = t0 < lk_block ? HWY_MIN(keys, lk_block - t0) : 0;
@@ -146,7 +173,7 @@ HWY_NOINLINE void RunF32Attention(const AttentionHeadArgs& args, size_t q_begin,
         size_t done = 0;
         if (computed && row_sum[r] != 0.0f) {
           float* HWY_RESTRICT p = scores + r * kAttentionKeyTile;
-          ExpShiftSumF32(p, visible, 1.0f, row_max[r]);
+          Exp2ShiftSumF32(p, visible, row_max[r]);
           StoreRowScaledF32(p, visible, 1.0f / row_sum[r], w);
           done = visible;
         }

@@ -58,9 +58,10 @@ void PackF32KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, s
 }
 
 size_t F32AttentionScratch(size_t dk) {
-  // Query rows, scores and accumulators per row of a block; rows padded to whole vectors.
+  // Query rows, scores, accumulators and sums by lane per row of a block; rows padded to whole
+  // vectors.
   const size_t row = RoundUp(dk, kMaxFloatLanes);
-  return kAttentionMaxBlockRows * (row + kAttentionKeyTile + row);
+  return kAttentionMaxBlockRows * (row + kAttentionKeyTile + row + kMaxFloatLanes);
 }
 
 std::vector<const AttentionKernel*> AttentionKernels(KvType type) {

@@ -22,14 +22,17 @@ namespace simd {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// x[i] += add[i] for i < n.
-HWY_INLINE void AddRowF32(float* HWY_RESTRICT x, const float* HWY_RESTRICT add, size_t n) {
+// x[i] += add[i] * scale for i < n.
+HWY_INLINE void AddScaledRowF32(float* HWY_RESTRICT x, const float* HWY_RESTRICT add, float scale,
+                                size_t n) {
   const RowTag d;
   const size_t N = hn::Lanes(d);
+  const auto vscale = hn::Set(d, scale);
   for (size_t i = 0; i < n; i += N) {
     const size_t count = HWY_MIN(N, n - i);
-    StorePartial(d, hn::Add(LoadPartial(d, x + i, count), LoadPartial(d, add + i, count)), x + i,
-                 count);
+    StorePartial(d,
+                 hn::MulAdd(LoadPartial(d, add + i, count), vscale, LoadPartial(d, x + i, count)),
+                 x + i, count);
   }
 }
 
@@ -53,13 +56,16 @@ HWY_INLINE bool TileMasked(const AttentionMask& mask, size_t i0, size_t rows, si
   return true;
 }
 
-// scores[0, keys) of query row i for keys [t0, t0 + keys): adds the additive mask and the key
-// bias, and sets keys the row may not see to -inf.
+// scores[0, keys) of query row i for keys [t0, t0 + keys), in `units` per natural-log unit (the
+// core's base-2 scores: log2(e)): adds the additive mask and the key bias in those units, and
+// sets keys the row may not see to -inf.
 HWY_INLINE void ApplyMaskRow(const AttentionMask& mask, size_t i, size_t t0, size_t keys,
-                             float* HWY_RESTRICT scores) {
+                             float units, float* HWY_RESTRICT scores) {
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-  if (mask.key_bias != nullptr) AddRowF32(scores, mask.key_bias + t0, keys);
-  if (mask.additive != nullptr) AddRowF32(scores, mask.additive + i * mask.ld_additive + t0, keys);
+  if (mask.key_bias != nullptr) AddScaledRowF32(scores, mask.key_bias + t0, units, keys);
+  if (mask.additive != nullptr) {
+    AddScaledRowF32(scores, mask.additive + i * mask.ld_additive + t0, units, keys);
+  }
   if (mask.ring != 0) {
     // A ring's positions wrap once within the slots: a test per key (decode rows are few).
     for (size_t j = 0; j < keys; ++j) {
