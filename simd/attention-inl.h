@@ -46,9 +46,6 @@ namespace edgeattn {
 namespace simd {
 namespace HWY_NAMESPACE {
 
-// Natural-log units to the core's base-2 units.
-inline constexpr float kLog2e = 1.44269504088896340736f;
-
 // scores[r][0, keys) = (scaled q row r) . key (t0 + j) + the masks, in base-2 units, for the
 // block's rows.
 HWY_INLINE void ScoreTile(const AttentionHeadArgs& args, const float* HWY_RESTRICT q_block,

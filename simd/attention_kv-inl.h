@@ -299,16 +299,21 @@ struct I8Kv {
   }
 };
 
-// Query row i0 + r of the block, scaled, in q.q (and quantized per row for int8 keys).
+// Query row i0 + r of the block, scaled, in q.q (and quantized per row for int8 keys), so that
+// scores come out in the base-2 units of the softmax (log2(e) folded into the scale; for int8
+// into the row's scale after quantizing, so that the bytes are those of the scaled row).
 template <class Kv>
 HWY_INLINE void PrepareQueryRow(const AttentionHeadArgs& args, size_t row, size_t r,
                                 QueryBlock& q) {
   float* scaled = q.q + r * q.ldq;
+  if (!Kv::kQuantizesQuery) {
+    StoreRowScaledF32(args.q + row * args.ldq, args.dk, args.scale * kLog2e, scaled);
+    return;
+  }
   StoreRowScaledF32(args.q + row * args.ldq, args.dk, args.scale, scaled);
-  if (!Kv::kQuantizesQuery) return;
   int8_t* q8 = q.q8 + r * q.ldq8;
   memset(q8, 0, q.ldq8);
-  q.q8_scale[r] = QuantizeI8Row(scaled, args.dk, q8);
+  q.q8_scale[r] = QuantizeI8Row(scaled, args.dk, q8) * kLog2e;
   int32_t sum = 0;
   for (size_t c = 0; c < args.dk; ++c) sum += q8[c];
   q.q8_sum[r] = sum;
@@ -343,7 +348,7 @@ HWY_NOINLINE void RunCompactKvAttention(const AttentionHeadArgs& args, size_t q_
     for (size_t r = 0; r < rows; ++r) {
       PrepareQueryRow<Kv>(args, i0 + r, r, q);
       FillRowF32(acc + r * ldacc, ldacc, 0.0f);
-      row_max[r] = args.sink;  // a sink is a key of value zero that every row sees
+      row_max[r] = args.sink * kLog2e;  // a sink is a key of value zero that every row sees
       row_sum[r] = args.sink == -kInf ? 0.0f : 1.0f;
       row_bad[r] = false;
     }
@@ -353,23 +358,27 @@ HWY_NOINLINE void RunCompactKvAttention(const AttentionHeadArgs& args, size_t q_
       Kv::Scores(args, q, rows, t0, keys, scores);
       for (size_t r = 0; r < rows; ++r) {
         float* HWY_RESTRICT p = scores + r * kAttentionKeyTile;
-        if (args.softcap > 0.0f) SoftcapRowF32(p, keys, args.softcap);
-        ApplyMaskRow(args.mask, i0 + r, t0, keys, p);
-        bool has_nan = false;
-        const float new_max = HWY_MAX(row_max[r], RowMaxF32(p, keys, &has_nan));
-        row_bad[r] = row_bad[r] || has_nan || new_max == kInf;
+        // Base-2 units: the cap and the masks' additions scaled as the scores are.
+        if (args.softcap > 0.0f) SoftcapRowF32(p, keys, args.softcap * kLog2e);
+        ApplyMaskRow(args.mask, i0 + r, t0, keys, kLog2e, p);
+        // The maximum may miss a NaN score; then the row's sum of exponentials is NaN.
+        const float new_max = HWY_MAX(row_max[r], RowMaxF32(p, keys));
+        if (new_max == kInf || (new_max == -kInf && RowHasNaNF32(p, keys))) row_bad[r] = true;
         if (new_max == -kInf || row_bad[r]) {
           FillRowF32(p, keys, 0.0f);  // nothing visible yet, or already poisoned
           continue;
         }
-        const float correction = expf(row_max[r] - new_max);
-        row_sum[r] = row_sum[r] * correction + ExpShiftSumF32(p, keys, 1.0f, new_max);
+        const float correction = row_max[r] == -kInf ? 0.0f : exp2f(row_max[r] - new_max);
+        const RowTag d;
+        const float tile_sum = hn::GetLane(hn::SumOfLanes(d, Exp2ShiftSumF32(p, keys, new_max)));
+        row_sum[r] = row_sum[r] * correction + tile_sum;
         if (correction != 1.0f) ScaleRowF32(acc + r * ldacc, dk, correction);
         row_max[r] = new_max;
       }
       Kv::AccumulateValues(args, scores, rows, t0, keys, acc, ldacc);
     }
     for (size_t r = 0; r < rows; ++r) {
+      if (row_sum[r] != row_sum[r]) row_bad[r] = true;
       float* out = args.out + (i0 + r) * args.ldo;
       if (row_bad[r]) {
         FillRowF32(out, dk, kNaN);

@@ -27,6 +27,9 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 using RowTag = hn::CappedTag<float, 16>;
 
+// Natural-log units to the attention cores' base-2 units (scores s log2(e), exponentials 2^x).
+inline constexpr float kLog2e = 1.44269504088896340736f;
+
 // The row operations work on rows of the core's scratch, whose storage extends to a whole number
 // of vectors: they read and may overwrite the lanes past n up to the next multiple of Lanes, so
 // that a row's tail costs one select instead of a partial load and store.
