@@ -4,10 +4,10 @@
 # then
 # - the threading tests under ThreadSanitizer on the std::thread executor (Debian's oneTBB is
 #   not instrumented for TSan, so oneTBB-backed tests are left out of that run);
-# - the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer (clang), and each
-#   libFuzzer target for EDGEATTN_FUZZ_SECONDS;
-# - the packaging builds: without oneTBB (the whole suite), shared with and without oneTBB
-#   (the public-API tests), each installed and used by C and C++ consumers, exports checked;
+# - the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer (clang), built without
+#   oneTBB, and each libFuzzer target for EDGEATTN_FUZZ_SECONDS;
+# - the packaging builds: shared with and without oneTBB (the public-API tests), each installed
+#   and used by C and C++ consumers, exports checked;
 # - the kernel and runtime tests against Highway 1.4.0 built from source (preset hwy14; the rest
 #   of the suite exercises no Highway code the 1.0.3 run does not);
 # - an aarch64 cross build, dispatch checked on six ARM CPU models under qemu, the suite on one

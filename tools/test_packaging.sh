@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The library as apps package it, beside the default static oneTBB build of the test stage:
-# - without oneTBB (EDGEATTN_WITH_TBB=OFF): the whole suite on the std::thread pool;
+# The library as apps package it, beside the default static oneTBB build of the test stage and
+# the sanitize stage's static build without oneTBB (EDGEATTN_WITH_TBB=OFF: the whole suite on
+# the std::thread pool):
 # - shared, with and without oneTBB: the public-API tests (C API, caller's pool, program) on
 #   the shared library.
 # Each build's ConsumerPackage test installs it and builds and runs the C++ and C consumers with
@@ -26,4 +27,3 @@ build() {  # name, cmake options...: configure, build, run its tests but valgrin
 }
 build shared -DBUILD_SHARED_LIBS=ON
 build shared-no-tbb -DBUILD_SHARED_LIBS=ON -DEDGEATTN_WITH_TBB=OFF -DEDGEATTN_BUILD_CLI=OFF
-build no-tbb -DEDGEATTN_WITH_TBB=OFF
