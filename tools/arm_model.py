@@ -5,7 +5,8 @@ Nothing here runs ARM hardware, so the evidence for the aarch64 kernels' speed i
 machine-code analyzer (llvm-mca) run on the loops of the real objects of the aarch64 build:
   1. builds the kernels (cmake preset aarch64, target edgeattn_simd) unless --no-build;
   2. disassembles each kernel function from its object and finds its inner loop (the innermost
-     backward branch holding the most multiply-adds) and, for the int8 tiles, the block loop
+     backward branch holding the most multiply-adds, among those holding the kernel's marker
+     instruction where it has one) and, for the int8 tiles, the block loop
      around it: a block of 64 k-values is that loop repeated until it holds the block's dot
      products, plus the rest of the block loop (the block epilogue);
   3. runs llvm-mca per core model and prints cycles per step, the bottleneck and the fraction of
@@ -67,7 +68,8 @@ Kernel = collections.namedtuple("Kernel", "label isa obj symbol work step_work b
 TILE = "edgeattn::simd::{ns}::TileF32<6ul, 4ul, %s>("
 # Highway 1.0.3's float16_t is the compiler's __fp16 ("half"), Highway 1.4's its own type.
 F16_TILE = " | ".join(TILE % t for t in ("half", "hwy::float16_t"))
-KV = "edgeattn::simd::{ns}::RunCompactKvAttention<edgeattn::simd::{ns}::I8Kv<edgeattn::simd::{ns}::%s>>("
+KV = ("edgeattn::simd::{ns}::RunCompactKvAttention<edgeattn::simd::{ns}::I8Kv<"
+      "edgeattn::simd::{ns}::%s>>(")
 WIDEN_I8 = r"^(sxtl2?|sshll2?|sunpklo|ld1sb)$"  # int8 values widened: not the softmax's loop
 KERNELS = [
     Kernel("fp32 NEON 6x4 tile, GEMM (per k-step)", "neon", "gemm_f32.cc.o", TILE % "float",
@@ -93,12 +95,12 @@ KERNELS = [
     # sdot; i8kv_i8dot_i32: int32 multiply-adds), and the values, widened and accumulated.
     Kernel("int8 KV scores, NEON sdot, 64 keys (per group of 4 k)", "neon", "attention_kv.cc.o",
            "edgeattn::simd::{ns}::I8DotNeon::Panel(", "sdot", 16, 0),
-    Kernel("int8 KV scores, NEON int32, a vector of keys (per group of 4 k)", "neon",
-           "attention_kv.cc.o", KV % "I8DotI32", "mla", 4, 0),
+    Kernel("int8 KV scores, NEON int32 mla, a vector of keys (per group of 4 k; % of sdot peak)",
+           "neon", "attention_kv.cc.o", KV % "I8DotI32", "mla", 4, 0),
     Kernel("int8 KV values, NEON, 4 vectors of channels (per key)", "neon", "attention_kv.cc.o",
            KV % "I8DotI32", "fmla", 4, 0, WIDEN_I8),
-    Kernel("int8 KV scores, SVE int32, a vector of keys (per group of 4 k)", "sve",
-           "attention_kv.cc.o", KV % "I8DotI32", "mla", 4, 0),
+    Kernel("int8 KV scores, SVE int32 mla, a vector of keys (per group of 4 k; % of sdot peak)",
+           "sve", "attention_kv.cc.o", KV % "I8DotI32", "mla", 4, 0),
     Kernel("int8 KV values, SVE, 4 vectors of channels (per key)", "sve", "attention_kv.cc.o",
            KV % "I8DotI32", "fmla", 4, 0, WIDEN_I8),
 ]
@@ -197,8 +199,8 @@ def loop_text(insns, work, block_work, marker=None):
         rest = lambda a, b: [i for i in body(insns, a, b)
                              if not any(r[0] <= i[0] <= r[1] for r in others)]
         before, after = rest(lo, inner[0] - 1), rest(inner[1] + 1, hi)
-        repeats, partial = divmod(block_work - sum(1 for i in before + after if is_work(i[1], work)),
-                                  count(inner))
+        outside = sum(1 for i in before + after if is_work(i[1], work))
+        repeats, partial = divmod(block_work - outside, count(inner))
         if partial or repeats < 1:
             raise RuntimeError(f"a block is not whole passes of the inner loop ({work})")
         lines = before + lines * repeats + after

@@ -57,7 +57,8 @@ case "${1:-}" in
     fi
     ;;
   --clang-suites)
-    command -v clang++-14 >/dev/null || { echo "test_arm.sh: clang-14 and lld-14 needed" >&2; exit 1; }
+    command -v clang++-14 >/dev/null ||
+      { echo "test_arm.sh: --clang-suites needs clang-14 and lld-14" >&2; exit 1; }
     presets=(aarch64-clang14 aarch64-clang)
     kernel_runs=()
     ;;
