@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "simd/attention_bf16dot.h"
 #include "simd/attention_kv.h"
 #include "simd/gemm_f32.h"
 #include "simd/targets.h"
@@ -68,6 +69,10 @@ std::vector<const AttentionKernel*> AttentionKernels(KvType type) {
   InitDispatch();
   std::vector<const AttentionKernel*> kernels;
   for (const AttentionKernel* kernel : HWY_DYNAMIC_DISPATCH(ListAttentionKernels)()) {
+    if (kernel->kv == type) kernels.push_back(kernel);
+  }
+  // The bf16 dot-product core first among the bf16 kernels, where the CPU runs it.
+  for (const AttentionKernel* kernel : Bf16DotAttentionKernels()) {
     if (kernel->kv == type) kernels.push_back(kernel);
   }
   for (const AttentionKernel* kernel : CompactKvAttentionKernels()) {
