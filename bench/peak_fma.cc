@@ -9,10 +9,11 @@
 
 #include "hwy/highway.h"
 
-// Highway 1.0.3's AVX3_DL target string lacks avx512vnni (as in simd/gemm_i8-inl.h).
+// Highway 1.0.3's AVX3_DL target string lacks avx512vnni (as in simd/gemm_i8-inl.h) and every
+// target string avx512bf16 (as in simd/gemm_bf16_dot-inl.h).
 #if HWY_TARGET == HWY_AVX3_DL
 #include <immintrin.h>
-HWY_PUSH_ATTRIBUTES(HWY_TARGET_STR ",avx512vnni")
+HWY_PUSH_ATTRIBUTES(HWY_TARGET_STR ",avx512vnni,avx512bf16")
 #else
 HWY_BEFORE_NAMESPACE();
 #endif
@@ -75,6 +76,29 @@ double VnniLoop(size_t iterations, int* sink) {
 #endif
 }
 
+// 12 independent vdpbf16ps chains (32 bf16 multiply-adds each); returns flops done (2 per
+// multiply-add), or 0 on targets without the instruction. Call only where the CPU has
+// AVX512-BF16.
+double Bf16DotLoop(size_t iterations, float* sink) {
+#if HWY_TARGET == HWY_AVX3_DL
+  const __m512bh a = reinterpret_cast<__m512bh>(_mm512_set1_epi16(0x3F80));  // 1.0
+  const __m512bh b = reinterpret_cast<__m512bh>(_mm512_set1_epi16(0x3380));  // 2^-24
+  __m512 c[12];
+  for (int i = 0; i < 12; ++i) c[i] = _mm512_set1_ps(static_cast<float>(i));
+  for (size_t it = 0; it < iterations; ++it) {
+    for (int i = 0; i < 12; ++i) c[i] = _mm512_dpbf16_ps(c[i], a, b);
+  }
+  __m512 sum = c[0];
+  for (int i = 1; i < 12; ++i) sum = _mm512_add_ps(sum, c[i]);
+  *sink = _mm512_reduce_add_ps(sum);
+  return 2.0 * 32 * 12 * static_cast<double>(iterations);
+#else
+  (void)iterations;
+  *sink = 0.0f;
+  return 0.0;
+#endif
+}
+
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
 }  // namespace bench
@@ -87,6 +111,7 @@ namespace bench {
 
 HWY_EXPORT(FmaLoop);
 HWY_EXPORT(VnniLoop);
+HWY_EXPORT(Bf16DotLoop);
 
 namespace {
 
@@ -112,6 +137,11 @@ double PeakFmaGflops() {
 
 double PeakVnniGops() {
   static const double peak = BestRate(HWY_DYNAMIC_DISPATCH(VnniLoop), 0);
+  return peak;
+}
+
+double PeakBf16DotGflops() {
+  static const double peak = BestRate(HWY_DYNAMIC_DISPATCH(Bf16DotLoop), 0.0f);
   return peak;
 }
 

@@ -37,7 +37,7 @@ namespace edgeattn {
 namespace simd {
 
 // The bf16 dot-product kernels of the dispatched target this CPU runs (attention.cc lists them
-// first among the bf16 kernels).
+// after the widening bf16 kernel, to be forced by name where they are not the faster).
 std::vector<const AttentionKernel*> Bf16DotAttentionKernels();
 
 // Positions per key panel and value channels per whole vector.

@@ -269,15 +269,15 @@ void CheckCase(const simd::AttentionKernel& kernel, const Case& c) {
       << "a split of the rows or weights changed the output";
 }
 
-// Listed exactly where the target has AVX-512 and the CPU AVX512-BF16, first of the bf16
-// kernels; the checks below run on those targets.
+// Listed exactly where the target has AVX-512 and the CPU AVX512-BF16, after the widening bf16
+// kernel; the checks below run on those targets.
 void TestBf16DotListed() {
   ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(HWY_TARGET));
   const bool expected = EDGEATTN_TARGET_HAS_AVX512 && simd::CpuHasAvx512Bf16();
   const simd::AttentionKernel* kernel = Kernel();
   ASSERT_EQ(kernel != nullptr, expected);
   if (kernel == nullptr) return;
-  EXPECT_EQ(simd::AttentionKernels(simd::KvType::kBf16).front(), kernel);
+  EXPECT_EQ(simd::AttentionKernels(simd::KvType::kBf16).back(), kernel);
   EXPECT_EQ(kernel->kv, simd::KvType::kBf16);
 }
 
@@ -301,7 +301,7 @@ void TestBf16DotSizes() {
         c.causal = seed % 3 != 0;
         c.offset = lk > lq ? lk - lq : 0;
         c.weights = seed % 4 < 2;
-        if (lq > 2) c.cuts = {1, lq / 2};
+        if (lq > 2) c.cuts = std::vector<size_t>{1, lq / 2};
         CheckCase(*kernel, c);
         if (::testing::Test::HasFatalFailure()) return;
       }
@@ -327,7 +327,7 @@ void TestBf16DotMasks() {
           c.seed = seed += 3;
           c.exact = variant % 2 == 0;
           c.weights = true;
-          c.cuts = {lq / 3};
+          c.cuts.push_back(lq / 3);
           switch (variant) {
             case 0:
             case 1:
