@@ -32,11 +32,13 @@ constexpr simd::KvType kCompactTypes[] = {simd::KvType::kBf16, simd::KvType::kF1
                                           simd::KvType::kI8};
 
 // The kernels modelled here: those with fp32 queries and probabilities (the bf16 dot-product
-// core rounds both: attention_bf16dot_test.cc models it).
+// and AMX cores round both: attention_bf16dot_test.cc models them).
 std::vector<const simd::AttentionKernel*> ModelledKernels(simd::KvType type) {
   std::vector<const simd::AttentionKernel*> kernels;
   for (const simd::AttentionKernel* kernel : simd::AttentionKernels(type)) {
-    if (std::strstr(kernel->name, "_bf16dot_") == nullptr) kernels.push_back(kernel);
+    const bool rounds_q_and_p = std::strstr(kernel->name, "_bf16dot_") != nullptr ||
+                                std::strstr(kernel->name, "_amx_") != nullptr;
+    if (!rounds_q_and_p) kernels.push_back(kernel);
   }
   return kernels;
 }
