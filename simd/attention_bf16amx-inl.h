@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "hwy/highway.h"
+#include "simd/amx_tiles.h"
 #include "simd/attention.h"
 #include "simd/attention_bf16dot-inl.h"
 #include "simd/attention_bf16dot.h"
@@ -61,30 +62,11 @@ inline constexpr size_t kAmxTileFloats = 16;
 // Tiles: 0-3 fp32 accumulators (rows x 16), 4 the rows' bf16 pairs (rows x 16 pairs), 5 keys or
 // values (16 pairs x 16), and for a head width's last channel pairs 6 (rows x tail) and 7 (tail
 // x 16); no rows there when the pairs are a multiple of 16.
-struct alignas(64) AmxAttentionTileConfig {
-  uint8_t palette;
-  uint8_t start_row;
-  uint8_t reserved[14];
-  uint16_t bytes_per_row[16];
-  uint8_t rows[16];
-};
-static_assert(sizeof(AmxAttentionTileConfig) == 64, "ldtilecfg reads 64 bytes");
-
 HWY_INLINE void ConfigureAttentionTiles(size_t rows, size_t tail_pairs) {
-  AmxAttentionTileConfig config = {};
-  config.palette = 1;
-  for (size_t t = 0; t <= 4; ++t) {
-    config.bytes_per_row[t] = 64;
-    config.rows[t] = static_cast<uint8_t>(rows);
-  }
-  config.bytes_per_row[5] = 64;
-  config.rows[5] = kAmxStepPairs;
-  if (tail_pairs > 0) {
-    config.bytes_per_row[6] = static_cast<uint16_t>(4 * tail_pairs);
-    config.rows[6] = static_cast<uint8_t>(rows);
-    config.bytes_per_row[7] = 64;
-    config.rows[7] = static_cast<uint8_t>(tail_pairs);
-  }
+  AmxTileConfig config;
+  for (size_t t = 0; t <= 4; ++t) config.Tile(t, rows, 64);
+  config.Tile(5, kAmxStepPairs, 64);
+  config.Tile(6, tail_pairs == 0 ? 0 : rows, 4 * tail_pairs).Tile(7, tail_pairs, 64);
   _tile_loadconfig(&config);
 }
 
