@@ -1,5 +1,5 @@
 // The AMX tile configuration (the 64 bytes ldtilecfg reads, palette 1) as the AMX kernels
-// (gemm_i8_amx-inl.h, gemm_bf16_amx-inl.h, attention_bf16amx-inl.h) build it. Loading it and
+// (gemm_i8_amx-inl.h, gemm_bf16_amx-inl.h) build it. Loading it and
 // the tile instructions stay in each kernel's own functions, which carry the AMX target
 // attributes; this header needs none.
 #ifndef EDGEATTN_SIMD_AMX_TILES_H_

@@ -2,7 +2,6 @@
 
 #include <string.h>
 
-#include "simd/attention_bf16amx.h"
 #include "simd/attention_bf16dot.h"
 #include "simd/attention_kv.h"
 #include "simd/gemm_f32.h"
@@ -70,10 +69,6 @@ std::vector<const AttentionKernel*> AttentionKernels(KvType type) {
   InitDispatch();
   std::vector<const AttentionKernel*> kernels;
   for (const AttentionKernel* kernel : HWY_DYNAMIC_DISPATCH(ListAttentionKernels)()) {
-    if (kernel->kv == type) kernels.push_back(kernel);
-  }
-  // AMX tiles first among the bf16 kernels where the CPU has them.
-  for (const AttentionKernel* kernel : Bf16AmxAttentionKernels()) {
     if (kernel->kv == type) kernels.push_back(kernel);
   }
   for (const AttentionKernel* kernel : CompactKvAttentionKernels()) {

@@ -1,5 +1,4 @@
 #include "simd/attention_bf16dot.h"
-#include "simd/attention_bf16amx.h"
 
 #include <string.h>
 
@@ -8,23 +7,16 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "simd/attention_bf16dot.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
-#include "simd/attention_bf16amx-inl.h"  // includes attention_bf16dot-inl.h
+#include "simd/attention_bf16dot-inl.h"
 
 #if HWY_ONCE
 namespace edgeattn {
 namespace simd {
 
 HWY_EXPORT(ListBf16DotAttentionKernels);
-HWY_EXPORT(ListBf16AmxAttentionKernels);
 
 std::vector<const AttentionKernel*> Bf16DotAttentionKernels() {
   return HWY_DYNAMIC_DISPATCH(ListBf16DotAttentionKernels)();
-}
-
-// The AMX core shares this file's translation unit: it runs the dot-product core's block
-// (attention_bf16dot-inl.h), whose functions are defined once per target.
-std::vector<const AttentionKernel*> Bf16AmxAttentionKernels() {
-  return HWY_DYNAMIC_DISPATCH(ListBf16AmxAttentionKernels)();
 }
 
 namespace {

@@ -1,5 +1,5 @@
-// The bf16 dot-product attention cores (bf16kv_bf16dot_6x4v, bf16kv_amx_8x64) on every compiled
-// target that lists them, against a scalar model of its rounding (simd/attention_bf16dot.h): the query row
+// The bf16 dot-product attention core (bf16kv_bf16dot_6x4v) on every compiled target that
+// lists it, against a scalar model of its rounding (simd/attention_bf16dot.h): the query row
 // scaled in fp32 and rounded to bf16, keys and values rounded to bf16, then softmax and P V in
 // double precision, within a bound derived from the kernel's fp32 sums and its bf16
 // probabilities. Integer data whose base-2 scores are exact integers makes every probability a
@@ -36,21 +36,15 @@ using testing_support::kFloatEps;
 using testing_support::RandomNormal;
 using testing_support::TestRandom;
 
+constexpr const char* kName = "bf16kv_bf16dot_6x4v";
 constexpr float kLog2e = 1.44269504088896340736f;
 // Unit roundoff of bf16 (8 significant bits).
 constexpr double kBf16Eps = 1.0 / (1 << 9);
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
-// The kernels of this arithmetic on the target under test (none where the target or the CPU
-// lacks them): the vdpbf16ps core and the AMX core, which differ only in the order of fp32
-// additions inside a product.
-std::vector<const simd::AttentionKernel*> Kernels() {
-  std::vector<const simd::AttentionKernel*> kernels;
-  for (const char* name : {"bf16kv_bf16dot_6x4v", "bf16kv_amx_8x64"}) {
-    const simd::AttentionKernel* kernel = simd::FindAttentionKernel(simd::KvType::kBf16, name);
-    if (kernel != nullptr) kernels.push_back(kernel);
-  }
-  return kernels;
+// The kernel on the target under test, or null where the target or the CPU lacks it.
+const simd::AttentionKernel* Kernel() {
+  return simd::FindAttentionKernel(simd::KvType::kBf16, kName);
 }
 
 double RoundBf16(float x) { return simd::F32FromBf16(simd::Bf16FromF32(x)); }
@@ -275,56 +269,41 @@ void CheckCase(const simd::AttentionKernel& kernel, const Case& c) {
       << "a split of the rows or weights changed the output";
 }
 
-// The dot-product core is listed exactly where the target has AVX-512 and the CPU AVX512-BF16,
-// after the widening bf16 kernel; the AMX core where the target is also x86-64 and the CPU has
-// AMX-BF16 (/proc/cpuinfo, a source apart from the kernel's own check), first. The checks below
-// run on those targets.
+// Listed exactly where the target has AVX-512 and the CPU AVX512-BF16, after the widening bf16
+// kernel; the checks below run on those targets.
 void TestBf16DotListed() {
   ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(HWY_TARGET));
-  const std::vector<const simd::AttentionKernel*> listed =
-      simd::AttentionKernels(simd::KvType::kBf16);
-  const simd::AttentionKernel* dot =
-      simd::FindAttentionKernel(simd::KvType::kBf16, "bf16kv_bf16dot_6x4v");
-  const simd::AttentionKernel* amx =
-      simd::FindAttentionKernel(simd::KvType::kBf16, "bf16kv_amx_8x64");
-  ASSERT_EQ(dot != nullptr, EDGEATTN_TARGET_HAS_AVX512 && simd::CpuHasAvx512Bf16());
-  ASSERT_EQ(amx != nullptr, EDGEATTN_TARGET_HAS_AVX512 && HWY_ARCH_X86_64 &&
-                                testing_support::CpuInfoHasFlag("amx_bf16"));
-  if (dot != nullptr) {
-    EXPECT_EQ(listed.back(), dot);
-  }
-  if (amx != nullptr) {
-    EXPECT_EQ(listed.front(), amx);
-  }
-  for (const simd::AttentionKernel* kernel : Kernels()) {
-    EXPECT_EQ(kernel->kv, simd::KvType::kBf16) << kernel->name;
-  }
+  const bool expected = EDGEATTN_TARGET_HAS_AVX512 && simd::CpuHasAvx512Bf16();
+  const simd::AttentionKernel* kernel = Kernel();
+  ASSERT_EQ(kernel != nullptr, expected);
+  if (kernel == nullptr) return;
+  EXPECT_EQ(simd::AttentionKernels(simd::KvType::kBf16).back(), kernel);
+  EXPECT_EQ(kernel->kv, simd::KvType::kBf16);
 }
 
 // Every size and tail: rows 1 to 300 (blocks of 6 and their remainders), keys across panel
 // (64) and tile (256) edges and odd counts (a lone last key in a value pair), dk 1 to 8 (a lone
 // last channel), 17, 32, 63, 64, 80, 128; unmasked and causal, alternately exact, with weights.
 void TestBf16DotSizes() {
-  for (const simd::AttentionKernel* kernel : Kernels()) {
-    SCOPED_TRACE(kernel->name);
-    uint32_t seed = 100;
-    for (size_t dk : {1, 2, 3, 4, 5, 6, 7, 8, 17, 32, 63, 64, 80, 128}) {
-      for (size_t lk : {1, 3, 17, 63, 129, 300}) {
-        for (size_t lq : {1, 3, 17, 63, 129, 300}) {
-          if (lq * lk * dk > 3000000) continue;
-          Case c;
-          c.lq = lq;
-          c.lk = lk;
-          c.dk = dk;
-          c.seed = seed += 3;
-          c.exact = seed % 2 == 0;
-          c.causal = seed % 3 != 0;
-          c.offset = lk > lq ? lk - lq : 0;
-          c.weights = seed % 4 < 2;
-          if (lq > 2) c.cuts = std::vector<size_t>{1, lq / 2};
-          CheckCase(*kernel, c);
-          if (::testing::Test::HasFatalFailure()) return;
-        }
+  const simd::AttentionKernel* kernel = Kernel();
+  if (kernel == nullptr) return;
+  uint32_t seed = 100;
+  for (size_t dk : {1, 2, 3, 4, 5, 6, 7, 8, 17, 32, 63, 64, 80, 128}) {
+    for (size_t lk : {1, 3, 17, 63, 129, 300}) {
+      for (size_t lq : {1, 3, 17, 63, 129, 300}) {
+        if (lq * lk * dk > 3000000) continue;
+        Case c;
+        c.lq = lq;
+        c.lk = lk;
+        c.dk = dk;
+        c.seed = seed += 3;
+        c.exact = seed % 2 == 0;
+        c.causal = seed % 3 != 0;
+        c.offset = lk > lq ? lk - lq : 0;
+        c.weights = seed % 4 < 2;
+        if (lq > 2) c.cuts = std::vector<size_t>{1, lq / 2};
+        CheckCase(*kernel, c);
+        if (::testing::Test::HasFatalFailure()) return;
       }
     }
   }
@@ -334,58 +313,57 @@ void TestBf16DotSizes() {
 // masked), key lengths (whole masked panels and tiles), causal with an offset, sliding windows,
 // a ring of slots, softcap and a sink; with weights.
 void TestBf16DotMasks() {
-  for (const simd::AttentionKernel* kernel : Kernels()) {
-    SCOPED_TRACE(kernel->name);
-    uint32_t seed = 5000;
-    for (size_t dk : {3, 17, 64}) {
-      for (size_t lk : {1, 17, 129, 300, 513}) {
-        for (size_t lq : {1, 9, 33}) {
-          for (int variant = 0; variant < 7; ++variant) {
-            Case c;
-            c.lq = lq;
-            c.lk = lk;
-            c.dk = dk;
-            c.seed = seed += 3;
-            c.exact = variant % 2 == 0;
-            c.weights = true;
-            c.cuts.push_back(lq / 3);
-            switch (variant) {
-              case 0:
-              case 1:
-                c.additive = true;
-                c.key_length = lk > 2 ? lk / 2 + 1 : 1;
-                break;
-              case 2:
-                c.causal = true;
-                c.offset = lk / 2;
-                c.key_length = lk > 256 ? 261 : lk;
-                break;
-              case 3:
-                c.causal = true;
-                c.window = 1 + lk / 3;
-                c.softcap = 1.5f;
-                c.sink = 0.7f;
-                break;
-              case 4:
-                c.window = 5;  // two-sided
-                c.offset = lk / 4;
-                break;
-              case 5:
-                c.causal = true;
-                c.ring = lk;
-                c.ring_last = 3 * lk + lk / 2;
-                c.offset = c.ring_last + 1 - lq;
-                c.sink = 0.2f;
-                break;
-              default:
-                c.causal = true;  // rows before the first key see nothing: zeros
-                c.additive = true;
-                c.softcap = 2.0f;
-                break;
-            }
-            CheckCase(*kernel, c);
-            if (::testing::Test::HasFatalFailure()) return;
+  const simd::AttentionKernel* kernel = Kernel();
+  if (kernel == nullptr) return;
+  uint32_t seed = 5000;
+  for (size_t dk : {3, 17, 64}) {
+    for (size_t lk : {1, 17, 129, 300, 513}) {
+      for (size_t lq : {1, 9, 33}) {
+        for (int variant = 0; variant < 7; ++variant) {
+          Case c;
+          c.lq = lq;
+          c.lk = lk;
+          c.dk = dk;
+          c.seed = seed += 3;
+          c.exact = variant % 2 == 0;
+          c.weights = true;
+          c.cuts.push_back(lq / 3);
+          switch (variant) {
+            case 0:
+            case 1:
+              c.additive = true;
+              c.key_length = lk > 2 ? lk / 2 + 1 : 1;
+              break;
+            case 2:
+              c.causal = true;
+              c.offset = lk / 2;
+              c.key_length = lk > 256 ? 261 : lk;
+              break;
+            case 3:
+              c.causal = true;
+              c.window = 1 + lk / 3;
+              c.softcap = 1.5f;
+              c.sink = 0.7f;
+              break;
+            case 4:
+              c.window = 5;  // two-sided
+              c.offset = lk / 4;
+              break;
+            case 5:
+              c.causal = true;
+              c.ring = lk;
+              c.ring_last = 3 * lk + lk / 2;
+              c.offset = c.ring_last + 1 - lq;
+              c.sink = 0.2f;
+              break;
+            default:
+              c.causal = true;  // rows before the first key see nothing: zeros
+              c.additive = true;
+              c.softcap = 2.0f;
+              break;
           }
+          CheckCase(*kernel, c);
+          if (::testing::Test::HasFatalFailure()) return;
         }
       }
     }
@@ -395,31 +373,30 @@ void TestBf16DotMasks() {
 // Keys and values past a causal block's last visible key (an odd count of them: a value pair
 // half in, half out) and tiles before a window hold NaN without reaching any result.
 void TestBf16DotSkipsMaskedKeys() {
-  for (const simd::AttentionKernel* kernel : Kernels()) {
-    SCOPED_TRACE(kernel->name);
-    for (size_t lk : {23, 300, 700}) {
-      for (size_t window : {size_t{0}, size_t{72}}) {
-        Case c;
-        c.lq = 21;
-        c.lk = lk;
-        c.dk = 8;
-        c.causal = true;
-        c.window = window;
-        c.offset = window == 0 ? 0 : lk - c.lq;
-        Head h(*kernel, c);
-        std::vector<float> out(c.lq * h.ld), with_nan(c.lq * h.ld);
-        h.Run(h.Args(out.data(), nullptr), {});
-        // Never read: keys past the last row's position, and tiles of 256 wholly before the
-        // first row's window.
-        const size_t first = c.offset + 1 > window ? c.offset + 1 - window : 0;
-        const size_t first_tile = window == 0 ? 0 : first / 256 * 256;
-        for (size_t j = 0; j < lk; ++j) {
-          if (j < first_tile || j >= c.offset + c.lq) h.k[j * h.ld] = h.v[j * h.ld] = NAN;
-        }
-        h.Run(h.Args(with_nan.data(), nullptr), {});
-        ASSERT_EQ(0, std::memcmp(out.data(), with_nan.data(), out.size() * sizeof(float)))
-            << "lk=" << lk << " window=" << window;
+  const simd::AttentionKernel* kernel = Kernel();
+  if (kernel == nullptr) return;
+  for (size_t lk : {23, 300, 700}) {
+    for (size_t window : {size_t{0}, size_t{72}}) {
+      Case c;
+      c.lq = 21;
+      c.lk = lk;
+      c.dk = 8;
+      c.causal = true;
+      c.window = window;
+      c.offset = window == 0 ? 0 : lk - c.lq;
+      Head h(*kernel, c);
+      std::vector<float> out(c.lq * h.ld), with_nan(c.lq * h.ld);
+      h.Run(h.Args(out.data(), nullptr), {});
+      // Never read: keys past the last row's position, and tiles of 256 wholly before the
+      // first row's window.
+      const size_t first = c.offset + 1 > window ? c.offset + 1 - window : 0;
+      const size_t first_tile = window == 0 ? 0 : first / 256 * 256;
+      for (size_t j = 0; j < lk; ++j) {
+        if (j < first_tile || j >= c.offset + c.lq) h.k[j * h.ld] = h.v[j * h.ld] = NAN;
       }
+      h.Run(h.Args(with_nan.data(), nullptr), {});
+      ASSERT_EQ(0, std::memcmp(out.data(), with_nan.data(), out.size() * sizeof(float)))
+          << "lk=" << lk << " window=" << window;
     }
   }
 }
@@ -427,27 +404,26 @@ void TestBf16DotSkipsMaskedKeys() {
 // NaN and infinity as the fp32 core treats them: a NaN query or a +inf score makes the row NaN,
 // a -inf score only removes its key.
 void TestBf16DotNonFinite() {
-  for (const simd::AttentionKernel* kernel : Kernels()) {
-    SCOPED_TRACE(kernel->name);
-    for (size_t lk : {5, 300}) {
-      Case c;
-      c.lq = 4;
-      c.lk = lk;
-      c.dk = 17;
-      c.seed = 77;
-      Head h(*kernel, c);
-      h.q[1 * h.ld + 3] = NAN;               // row 1: every score NaN
-      h.k[(lk - 1) * h.ld + 2] = HUGE_VALF;  // +-inf scores
-      h.q[2 * h.ld + 2] = 0.0f;              // row 2: 0 * inf = NaN
-      std::vector<float> out(c.lq * h.ld);
-      h.Run(h.Args(out.data(), nullptr), {});
-      for (size_t ch = 0; ch < c.dk; ++ch) {
-        EXPECT_TRUE(std::isnan(out[1 * h.ld + ch]));
-        EXPECT_TRUE(std::isnan(out[2 * h.ld + ch]));
-        for (size_t row : {size_t{0}, size_t{3}}) {
-          const bool plus_inf = h.q[row * h.ld + 2] > 0;
-          EXPECT_EQ(std::isnan(out[row * h.ld + ch]), plus_inf) << "row " << row;
-        }
+  const simd::AttentionKernel* kernel = Kernel();
+  if (kernel == nullptr) return;
+  for (size_t lk : {5, 300}) {
+    Case c;
+    c.lq = 4;
+    c.lk = lk;
+    c.dk = 17;
+    c.seed = 77;
+    Head h(*kernel, c);
+    h.q[1 * h.ld + 3] = NAN;               // row 1: every score NaN
+    h.k[(lk - 1) * h.ld + 2] = HUGE_VALF;  // +-inf scores
+    h.q[2 * h.ld + 2] = 0.0f;              // row 2: 0 * inf = NaN
+    std::vector<float> out(c.lq * h.ld);
+    h.Run(h.Args(out.data(), nullptr), {});
+    for (size_t ch = 0; ch < c.dk; ++ch) {
+      EXPECT_TRUE(std::isnan(out[1 * h.ld + ch]));
+      EXPECT_TRUE(std::isnan(out[2 * h.ld + ch]));
+      for (size_t row : {size_t{0}, size_t{3}}) {
+        const bool plus_inf = h.q[row * h.ld + 2] > 0;
+        EXPECT_EQ(std::isnan(out[row * h.ld + ch]), plus_inf) << "row " << row;
       }
     }
   }
@@ -492,14 +468,13 @@ double CosineToFloat(const simd::AttentionKernel& kernel, bool outliers) {
 }
 
 void TestBf16DotAccuracyBound() {
-  for (const simd::AttentionKernel* kernel : Kernels()) {
-    SCOPED_TRACE(kernel->name);
-    const double normal = CosineToFloat(*kernel, false), outliers = CosineToFloat(*kernel, true);
-    std::cout << kernel->name << " cosine vs float attention: " << normal << " (normal), "
-              << outliers << " (outliers)\n";
-    EXPECT_GE(normal, 0.9999);
-    EXPECT_GE(outliers, 0.999);
-  }
+  const simd::AttentionKernel* kernel = Kernel();
+  if (kernel == nullptr) return;
+  const double normal = CosineToFloat(*kernel, false), outliers = CosineToFloat(*kernel, true);
+  std::cout << kName << " cosine vs float attention: " << normal << " (normal), " << outliers
+            << " (outliers)\n";
+  EXPECT_GE(normal, 0.9999);
+  EXPECT_GE(outliers, 0.999);
 }
 
 }  // namespace
