@@ -39,7 +39,7 @@ KvCache::State& LiveCacheState(const std::unique_ptr<KvCache::State>& state) {
 }
 
 KvCache::KvCache(const MultiheadAttention& mha, std::size_t max_length, std::size_t batch)
-    : KvCache(mha, max_length, batch, KvCacheOptions{}) {}
+    : KvCache(mha, max_length, batch, KvCacheOptions{mha.config().kv_format, ""}) {}
 
 KvCache::KvCache(const MultiheadAttention& mha, std::size_t max_length, std::size_t batch,
                  const KvCacheOptions& options) {
@@ -61,8 +61,7 @@ KvCache::KvCache(const MultiheadAttention& mha, std::size_t max_length, std::siz
   }
   const std::size_t dk = config.d_model / config.num_heads;
   s->format = options.format;
-  s->attention = &ChooseCacheKernel(
-      *simd::FindAttentionKernel(simd::KvType::kF32, mha.attention_kernel()), options);
+  s->attention = &ChooseCacheKernel(mha, options);
   s->keys_stride = PackedHeadStride(s->attention->keys_bytes(s->slots, dk));
   s->values_stride = PackedHeadStride(s->attention->values_bytes(s->slots, dk));
   s->keys = ZeroedBytes(batch * s->kv_heads * s->keys_stride);

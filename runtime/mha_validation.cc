@@ -154,6 +154,11 @@ void ValidateConfig(const Config& config) {
     throw Error("Config.int8_block: expected a multiple of 4 in [4, " + Str(kMaxInt8Block) +
                 "], got " + Str(config.int8_block));
   }
+  if (config.kv_format != KvFormat::kFp32 && config.kv_format != KvFormat::kBf16 &&
+      config.kv_format != KvFormat::kFp16 && config.kv_format != KvFormat::kInt8) {
+    throw Error("Config.kv_format: expected kFp32, kBf16, kFp16 or kInt8, got " +
+                Str(static_cast<std::size_t>(config.kv_format)));
+  }
   ValidateAttentionMath(config);
 }
 

@@ -48,19 +48,6 @@ const simd::ProjectionKernel& ChooseProjectionKernel(const Config& config) {
               "), got '" + config.projection_kernel + "'");
 }
 
-const simd::AttentionKernel& ChooseAttentionKernel(const Config& config) {
-  const std::vector<const simd::AttentionKernel*> kernels =
-      simd::AttentionKernels(simd::KvType::kF32);
-  if (config.attention_kernel.empty()) return *kernels.front();
-  const simd::AttentionKernel* named =
-      simd::FindAttentionKernel(simd::KvType::kF32, config.attention_kernel.c_str());
-  if (named != nullptr) return *named;
-  std::string names;
-  for (const std::string& name : AttentionKernels()) names += (names.empty() ? "" : ", ") + name;
-  throw Error("Config.attention_kernel: expected one of the attention kernels this CPU runs (" +
-              names + "), got '" + config.attention_kernel + "'");
-}
-
 void MultiheadAttention::Impl::Build(const simd::ProjectionKernel& kernel, const Weights& w) {
   attention = &ChooseAttentionKernel(config);
   const std::size_t d = config.d_model;
@@ -191,13 +178,7 @@ std::size_t MultiheadAttention::weight_bytes() const {
   return p.q.bytes() + p.k.bytes() + p.v.bytes() + p.out.bytes();
 }
 
-std::vector<std::string> AttentionKernels() {
-  std::vector<std::string> names;
-  for (const simd::AttentionKernel* kernel : simd::AttentionKernels(simd::KvType::kF32)) {
-    names.emplace_back(kernel->name);
-  }
-  return names;
-}
+std::vector<std::string> AttentionKernels() { return AttentionKernels(KvFormat::kFp32); }
 
 const char* PrecisionName(Precision precision) {
   switch (precision) {
