@@ -66,9 +66,10 @@ edgeattn::KvFormat ToKvFormat(int f, const char* name) {
   if (f == EDGEATTN_KV_BF16) return edgeattn::KvFormat::kBf16;
   if (f == EDGEATTN_KV_FP16) return edgeattn::KvFormat::kFp16;
   if (f == EDGEATTN_KV_INT8) return edgeattn::KvFormat::kInt8;
+  if (f == EDGEATTN_KV_AUTO) return edgeattn::KvFormat::kAuto;
   throw edgeattn::Error(std::string(name) +
-                        ": expected EDGEATTN_KV_FP32, EDGEATTN_KV_BF16, EDGEATTN_KV_FP16 or "
-                        "EDGEATTN_KV_INT8, got " +
+                        ": expected EDGEATTN_KV_FP32, EDGEATTN_KV_BF16, EDGEATTN_KV_FP16, "
+                        "EDGEATTN_KV_INT8 or EDGEATTN_KV_AUTO, got " +
                         std::to_string(f));
 }
 
@@ -77,8 +78,10 @@ edgeattn::Precision ToPrecision(int p) {
   if (p == EDGEATTN_INT8) return edgeattn::Precision::kInt8;
   if (p == EDGEATTN_BF16) return edgeattn::Precision::kBf16;
   if (p == EDGEATTN_FP16) return edgeattn::Precision::kFp16;
+  if (p == EDGEATTN_AUTO) return edgeattn::Precision::kAuto;
   throw edgeattn::Error(
-      "precision: expected EDGEATTN_FP32, EDGEATTN_INT8, EDGEATTN_BF16 or EDGEATTN_FP16, got " +
+      "precision: expected EDGEATTN_FP32, EDGEATTN_INT8, EDGEATTN_BF16, EDGEATTN_FP16 or "
+      "EDGEATTN_AUTO, got " +
       std::to_string(p));
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "edgeattn/edgeattn.hpp"
+#include "runtime/auto_choice.h"
 #include "runtime/exclusive_use.h"
 #include "runtime/kv_cache_state.h"
 #include "runtime/forward_plan.h"
@@ -42,8 +43,9 @@ KvCache::KvCache(const MultiheadAttention& mha, std::size_t max_length, std::siz
     : KvCache(mha, max_length, batch, KvCacheOptions{mha.config().kv_format, ""}) {}
 
 KvCache::KvCache(const MultiheadAttention& mha, std::size_t max_length, std::size_t batch,
-                 const KvCacheOptions& options) {
+                 const KvCacheOptions& given) {
   const Config& config = mha.config();
+  const KvCacheOptions options = ResolveAuto(given);
   CheckCapacity(max_length, batch);
   auto s = std::make_unique<State>();
   s->d_model = config.d_model;

@@ -23,8 +23,10 @@ simd::KvType KvTypeOf(KvFormat format, const char* name) {
       return simd::KvType::kF16;
     case KvFormat::kInt8:
       return simd::KvType::kI8;
+    case KvFormat::kAuto:
+      break;  // resolved by the operator or the cache before a kernel is chosen
   }
-  throw Error(std::string(name) + ": expected kFp32, kBf16, kFp16 or kInt8 (0 to 3), got " +
+  throw Error(std::string(name) + ": expected kFp32, kBf16, kFp16, kInt8 or kAuto (0 to 4), got " +
               std::to_string(static_cast<int>(format)));
 }
 
@@ -75,6 +77,8 @@ const char* KvFormatName(KvFormat format) {
       return "fp16";
     case KvFormat::kInt8:
       return "int8";
+    case KvFormat::kAuto:
+      return "auto";
   }
   return "unknown";
 }

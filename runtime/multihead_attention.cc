@@ -5,6 +5,7 @@
 
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/safetensors.hpp"
+#include "runtime/auto_choice.h"
 #include "runtime/context_state.h"
 #include "runtime/exclusive_use.h"
 #include "runtime/half_weights.h"
@@ -64,8 +65,9 @@ void MultiheadAttention::Impl::BuildInt8(const Int8Weights& w) {
                                          w.out_scale, w.q_bias, w.k_bias, w.v_bias, w.out_bias});
 }
 
-MultiheadAttention::MultiheadAttention(const Config& config, const WeightsView& weights) {
+MultiheadAttention::MultiheadAttention(const Config& given, const WeightsView& weights) {
   simd::InitDispatch();
+  const Config config = ResolveAuto(given);
   ValidateConfig(config);
   ValidateWeights(config, weights);
   const simd::ProjectionKernel& kernel = ChooseProjectionKernel(config);
@@ -119,7 +121,7 @@ MultiheadAttention MultiheadAttention::LoadFromMemory(const void* data, std::siz
 
 MultiheadAttention MultiheadAttention::LoadLayer(const SafetensorsFile& file,
                                                  const LoadOptions& options) {
-  const LayerWeights layer = FindLayerWeights(file, options);
+  const LayerWeights layer = FindLayerWeights(file, ResolveAuto(options));
   if (!layer.int8 && !layer.half) return MultiheadAttention(layer.config, layer.floats);
   simd::InitDispatch();
   MultiheadAttention mha;
@@ -190,6 +192,8 @@ const char* PrecisionName(Precision precision) {
       return "bf16";
     case Precision::kFp16:
       return "fp16";
+    case Precision::kAuto:
+      return "auto";
   }
   return "unknown";
 }

@@ -39,7 +39,8 @@ typedef enum edgeattn_precision {
   EDGEATTN_FP32 = 0,
   EDGEATTN_INT8 = 1,
   EDGEATTN_BF16 = 2, /* bf16 projection weights (Precision::kBf16) */
-  EDGEATTN_FP16 = 3  /* fp16 projection weights (Precision::kFp16) */
+  EDGEATTN_FP16 = 3, /* fp16 projection weights (Precision::kFp16) */
+  EDGEATTN_AUTO = 4  /* this CPU's choice (Precision::kAuto; docs/precision.md, "auto") */
 } edgeattn_precision;
 
 /* How keys and values are stored for the attention core, per forward call and in a KV cache
@@ -48,7 +49,8 @@ typedef enum edgeattn_kv_format {
   EDGEATTN_KV_FP32 = 0,
   EDGEATTN_KV_BF16 = 1,
   EDGEATTN_KV_FP16 = 2,
-  EDGEATTN_KV_INT8 = 3
+  EDGEATTN_KV_INT8 = 3,
+  EDGEATTN_KV_AUTO = 4 /* this CPU's choice for forward calls, or for a cache (KvFormat::kAuto) */
 } edgeattn_kv_format;
 
 typedef enum edgeattn_rotary_layout {

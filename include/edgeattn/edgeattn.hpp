@@ -48,9 +48,11 @@ inline constexpr std::size_t kMaxBatch = 1 << 16;
 // bf16, fp16: the weights are held as 16-bit floats (rounded to nearest even when the operator
 // is built from float weights; F16/BF16 safetensors tensors are packed as they are), half the
 // memory of fp32; the kernel says how activations meet them (docs/precision.md).
-enum class Precision { kFp32, kInt8, kBf16, kFp16 };
+// auto: what AutoChoiceForThisCpu() picks, resolved when the operator is built (config()
+// reports the resolved format).
+enum class Precision { kFp32, kInt8, kBf16, kFp16, kAuto };
 
-// "fp32", "int8", "bf16" or "fp16"; "unknown" for a value outside the enum.
+// "fp32", "int8", "bf16", "fp16" or "auto"; "unknown" for a value outside the enum.
 EDGEATTN_API const char* PrecisionName(Precision precision);
 
 // Values per activation scale in int8 mode: a multiple of 4. Smaller blocks follow outlier
@@ -103,11 +105,23 @@ struct AttentionMath {
 // 65504 makes the call throw edgeattn::Error, leaving a cache as it was).
 // int8: one fp32 scale per position and key/value head (max |x| / 127), about a quarter of the
 // bytes; the decode step quantizes each query row the same way and scores in integers.
-// Keys are stored rotated (AttentionMath::rotary) in every format.
-enum class KvFormat { kFp32, kBf16, kFp16, kInt8 };
+// Keys are stored rotated (AttentionMath::rotary) in every format. auto: what
+// AutoChoiceForThisCpu() picks for forward calls (Config::kv_format, resolved when the operator
+// is built) or for a cache (KvCacheOptions::format, resolved when the cache is made).
+enum class KvFormat { kFp32, kBf16, kFp16, kInt8, kAuto };
 
-// "fp32", "bf16", "fp16" or "int8"; "unknown" for a value outside the enum.
+// "fp32", "bf16", "fp16", "int8" or "auto"; "unknown" for a value outside the enum.
 EDGEATTN_API const char* KvFormatName(KvFormat format);
+
+// What the auto formats resolve to on this CPU: the fastest combination that meets the accuracy
+// bounds, by the rule and measurements in docs/precision.md ("auto"). Each format's kernel is
+// then the best this CPU runs for it (ProjectionKernels / AttentionKernels, best first).
+struct AutoChoice {
+  Precision precision;  // Precision::kAuto
+  KvFormat kv_format;   // Config::kv_format = kAuto: a forward call's keys and values
+  KvFormat cache_format;  // KvCacheOptions::format = kAuto: a decode cache's
+};
+EDGEATTN_API AutoChoice AutoChoiceForThisCpu();
 
 struct Config {
   std::size_t d_model = 0;

@@ -192,7 +192,7 @@ TEST(KvFormatTest, RefusesBadFormatsAndKernels) {
   KvCacheOptions options;
   options.format = static_cast<KvFormat>(9);
   ExpectError([&] { KvCache cache(mha, 8, 1, options); },
-              {"options.format", "kFp32, kBf16, kFp16 or kInt8", "got 9"});
+              {"options.format", "kFp32, kBf16, kFp16, kInt8 or kAuto", "got 9"});
   ExpectError([&] { AttentionKernels(static_cast<KvFormat>(-1)); }, {"format", "got -1"});
   EXPECT_STREQ(KvFormatName(static_cast<KvFormat>(9)), "unknown");
   options.format = KvFormat::kInt8;
@@ -308,7 +308,7 @@ TEST(KvFormatTest, ConfigChoosesTheForwardKernel) {
   Config config = model.config;
   config.kv_format = static_cast<KvFormat>(7);
   ExpectError([&] { MultiheadAttention(config, model.view()); },
-              {"Config.kv_format", "kFp32, kBf16, kFp16 or kInt8", "got 7"});
+              {"Config.kv_format", "kFp32, kBf16, kFp16, kInt8 or kAuto", "got 7"});
 }
 
 // A forward call or decode step whose projected keys or values fp16 cannot hold is refused with
@@ -402,6 +402,63 @@ TEST(KvFormatTest, Fp16OverflowIsRefused) {
             std::string::npos);
   edgeattn_kv_cache_destroy(ccache);
   edgeattn_context_destroy(ctx);
+  edgeattn_operator_destroy(op);
+}
+
+// kAuto resolves where the operator and the cache are made, to AutoChoiceForThisCpu(): each
+// format's best kernel, an operator that meets the int8 bounds, and never a format the rule
+// excludes (int8 or fp16 keys and values in a forward call, an fp16 cache).
+TEST(KvFormatTest, AutoResolvesToThisCpusChoice) {
+  const AutoChoice choice = AutoChoiceForThisCpu();
+  // int8 projections miss the outlier bound (0.9983-0.9990), bf16/fp16 weights are slower.
+  EXPECT_EQ(choice.precision, Precision::kFp32);
+  EXPECT_TRUE(choice.kv_format == KvFormat::kFp32 || choice.kv_format == KvFormat::kBf16);
+  EXPECT_NE(choice.cache_format, KvFormat::kFp16);
+  EXPECT_NE(choice.cache_format, KvFormat::kAuto);
+  // bert's shape with outlier channels: what auto picks meets the outlier bound.
+  const std::size_t d = 768, seq = 128;
+  RandomModel model(d, 12, 180);
+  std::vector<float> x = RandomNormal(seq * d, 181);
+  testing_support::AddOutliers(model, x, seq);
+  Config config = model.config;
+  config.precision = Precision::kAuto;
+  config.kv_format = KvFormat::kAuto;
+  const MultiheadAttention mha(config, model.view());
+  EXPECT_EQ(mha.config().precision, choice.precision);
+  EXPECT_EQ(mha.config().kv_format, choice.kv_format);
+  EXPECT_EQ(mha.projection_kernel(), ProjectionKernels(choice.precision).front());
+  EXPECT_EQ(mha.attention_kernel(), AttentionKernels(choice.kv_format).front());
+  std::vector<float> got(x.size()), want(x.size());
+  Context context(2);
+  mha.Forward(context, {x.data(), 1, seq, d}, {got.data(), 1, seq, d});
+  ReferenceForward(model.config, model.view(), {x.data(), 1, seq, d}, {x.data(), 1, seq, d},
+                   {x.data(), 1, seq, d}, {want.data(), 1, seq, d});
+  std::cout << std::setprecision(8) << "auto (" << PrecisionName(choice.precision) << ", K/V "
+            << KvFormatName(choice.kv_format) << "), bert with outliers: cosine "
+            << Cosine(got, want) << "\n";
+  EXPECT_GE(Cosine(got, want), 0.999);
+  KvCacheOptions options;
+  options.format = KvFormat::kAuto;
+  const KvCache cache(mha, 16, 1, options);
+  EXPECT_EQ(cache.format(), choice.cache_format);
+  EXPECT_EQ(cache.attention_kernel(), AttentionKernels(choice.cache_format).front());
+  EXPECT_STREQ(PrecisionName(Precision::kAuto), "auto");
+  EXPECT_STREQ(KvFormatName(KvFormat::kAuto), "auto");
+
+  edgeattn_config c{};
+  c.d_model = d;
+  c.num_heads = 12;
+  c.precision = EDGEATTN_AUTO;
+  c.kv_format = EDGEATTN_KV_AUTO;
+  edgeattn_weights w{};
+  w.in_proj_weight = model.in_proj_weight.data();
+  w.in_proj_weight_size = model.in_proj_weight.size();
+  w.out_proj_weight = model.out_proj_weight.data();
+  w.out_proj_weight_size = model.out_proj_weight.size();
+  edgeattn_operator* op = nullptr;
+  ASSERT_EQ(edgeattn_operator_create(&c, &w, &op), EDGEATTN_OK) << edgeattn_last_error();
+  EXPECT_STREQ(edgeattn_operator_attention_kernel(op),
+               AttentionKernels(choice.kv_format).front().c_str());
   edgeattn_operator_destroy(op);
 }
 

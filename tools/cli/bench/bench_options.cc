@@ -160,7 +160,8 @@ void AddBenchOptions(CLI::App* app, BenchOptions* o) {
       ->delimiter(',')
       ->excludes(precision);
   app->add_option("--kv-format", o->kv_formats,
-                  "Decode steps: KV cache formats to measure, e.g. fp32,bf16,fp16,int8")
+                  "K/V formats to measure (forward calls' keys and values, cross-attention "
+                  "memories, decode steps' KV caches), e.g. fp32,bf16,fp16,int8")
       ->delimiter(',')
       ->check(CLI::IsMember(KvFormatNames()))
       ->capture_default_str();
