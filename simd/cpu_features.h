@@ -11,6 +11,15 @@ namespace simd {
 // saves AVX-512 state is the AVX3 targets' own check, which every caller has passed.
 bool CpuHasAvx512Bf16();
 
+// AMX with int8 tiles (tdpbusd): CPUID leaf 7 EDX bits 24 (AMX-TILE) and 25 (AMX-INT8), the OS
+// saving tile state (XCR0 bits 17 and 18) and, on Linux, the process's permission to use it
+// (arch_prctl ARCH_REQ_XCOMP_PERM, asked once per process: without it the first tile instruction
+// faults). False elsewhere.
+bool CpuRunsAmxInt8();
+
+// AMX with bf16 tiles (tdpbf16ps): the same checks with CPUID leaf 7 EDX bit 22 (AMX-BF16).
+bool CpuRunsAmxBf16();
+
 }  // namespace simd
 }  // namespace edgeattn
 

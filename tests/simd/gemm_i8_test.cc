@@ -242,13 +242,16 @@ bool CpuHasNeonDotProduct() {
 
 // The kernels this target must list on this CPU, best first, from the target's name and the
 // CPU's features: on x86 the VNNI kernel on every AVX-512 target whose CPUs have VNNI (whatever
-// Highway calls it), on ARM the SVE or (with the dot product) NEON kernel, everywhere the
-// portable one.
+// Highway calls it), ahead of it the AMX kernel where the CPU has AMX-INT8 (x86-64 Linux), on ARM
+// the SVE or (with the dot product) NEON kernel, everywhere the portable one.
 std::vector<std::string> ExpectedKernels() {
   const std::string target = hwy::TargetName(HWY_TARGET);
   std::vector<std::string> names;
   for (const char* vnni_target : {"AVX3_DL", "AVX3_ZEN4", "AVX3_SPR", "AVX10_2"}) {
-    if (target == vnni_target) names.push_back("qd8_qc8w_vnni_4x4v");
+    if (target != vnni_target) continue;
+    if (HWY_ARCH_X86_64 && testing_support::CpuInfoHasFlag("amx_int8"))
+      names.push_back("qd8_qc8w_amx_16x64");
+    names.push_back("qd8_qc8w_vnni_4x4v");
   }
   if (target.rfind("SVE", 0) == 0) names.push_back("qd8_qc8w_svedot_4x4v");
   if (HWY_ARCH_ARM_A64 && target.rfind("NEON", 0) == 0 && CpuHasNeonDotProduct()) {
@@ -263,9 +266,12 @@ void TestListsTheKernelsThisCpuRuns() {
   std::vector<std::string> names;
   for (const simd::ProjectionKernel* kernel : Int8Kernels()) {
     names.push_back(kernel->name);
-    // The VNNI kernel reads activations offset to unsigned bytes (vpdpbusd), the others signed.
-    const bool vnni = std::string(kernel->name) == "qd8_qc8w_vnni_4x4v";
-    EXPECT_EQ(kernel->activations, vnni ? simd::ActivationType::kQdu8 : simd::ActivationType::kQd8)
+    // The VNNI and AMX kernels read activations offset to unsigned bytes (vpdpbusd, tdpbusd),
+    // the others signed.
+    const std::string name = kernel->name;
+    const bool unsigned_bytes = name == "qd8_qc8w_vnni_4x4v" || name == "qd8_qc8w_amx_16x64";
+    EXPECT_EQ(kernel->activations,
+              unsigned_bytes ? simd::ActivationType::kQdu8 : simd::ActivationType::kQd8)
         << kernel->name;
     EXPECT_EQ(kernel->weights, simd::WeightType::kQc8) << kernel->name;
     EXPECT_TRUE(kernel->cpu_runs()) << kernel->name;
