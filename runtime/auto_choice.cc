@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "simd/attention.h"
+#include "simd/projection_kernel.h"
 #include "simd/targets.h"
 
 namespace edgeattn {
@@ -26,6 +27,15 @@ std::string NameField(const char* name, std::size_t index) {
   return s.substr(begin, s.find('_', begin) - begin);
 }
 
+// Whether the best bf16 projection kernel computes in bf16 (f32_bf16w_<instructions>_<tile>):
+// AMX measured 1.2-3x fp32 and within the bf16 bounds (cosine 0.99999); the widening kernel
+// is slower than fp32 (0.84-0.90x), and the AVX512-BF16 one, slower still, is listed after it.
+bool Bf16ProjectionsComputeInBf16() {
+  const std::vector<const simd::ProjectionKernel*> kernels =
+      simd::ProjectionKernels(simd::WeightType::kBf16);
+  return !kernels.empty() && NameField(kernels.front()->name, 2) != "widen";
+}
+
 // Whether the best kernel of a K/V type computes in it (<kv>kv_<arithmetic>_<tile>): the
 // widening kernels (arithmetic f32) measured 0.88-0.96x of fp32 keys and values in a forward
 // call, as every call packs its keys and values first.
@@ -41,9 +51,8 @@ AutoChoice AutoChoiceForThisCpu() {
   AutoChoice choice;
   // Projections: int8 (1.2-2.5x fp32 with VNNI) misses the outlier bound against the float
   // reference (cosine 0.9983 at d 256, 0.9990 at d 768 with outlier channels; 0.999 needed), as
-  // int8 keys and values do; bf16 and fp16 weights are not faster than fp32 in a forward call
-  // (0.47-0.90x). So fp32, on every CPU, until a format is both faster and within the bounds.
-  choice.precision = Precision::kFp32;
+  // int8 keys and values do; fp16 weights only widen. bf16 where a kernel computes in bf16.
+  choice.precision = Bf16ProjectionsComputeInBf16() ? Precision::kBf16 : Precision::kFp32;
   // A forward call's keys and values: bf16 where a kernel computes in bf16. int8 keys and values
   // miss the outlier bound in a forward call (cosine 0.9989 < 0.999: one scale per position),
   // and fp16 refuses keys and values past 65504, which auto must not bring on.
