@@ -28,8 +28,9 @@ std::string NameField(const char* name, std::size_t index) {
 }
 
 // Whether the best bf16 projection kernel computes in bf16 (f32_bf16w_<instructions>_<tile>):
-// AMX measured 1.2-3x fp32 and within the bf16 bounds (cosine 0.99999); the widening kernel
-// is slower than fp32 (0.84-0.90x), and the AVX512-BF16 one, slower still, is listed after it.
+// AMX measured 1.2x (whisper) to 2.3-9x (tiny, minilm, bert) fp32 in noisy runs, within the
+// bf16 bounds (cosine 0.99999); the widening kernel is slower than fp32 (0.84-0.90x), and the
+// AVX512-BF16 one, slower still, is listed after it.
 bool Bf16ProjectionsComputeInBf16() {
   const std::vector<const simd::ProjectionKernel*> kernels =
       simd::ProjectionKernels(simd::WeightType::kBf16);

@@ -140,7 +140,8 @@ struct Config {
   std::string attention_kernel = "";
   AttentionMath math{};
   // How Forward packs each call's keys and values for the attention core, and the format of a
-  // KvCache made for the operator without KvCacheOptions (docs/precision.md). fp32 by default.
+  // KvCache made for the operator without KvCacheOptions (docs/precision.md). fp32 by default;
+  // kAuto: AutoChoiceForThisCpu().kv_format, as config() then reports.
   KvFormat kv_format = KvFormat::kFp32;
 };
 
