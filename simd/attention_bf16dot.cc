@@ -2,7 +2,12 @@
 
 #include <string.h>
 
+#include "simd/cpu_features.h"
 #include "simd/half_float.h"
+
+#if defined(__x86_64__) && defined(__linux__)
+#include <cpuid.h>
+#endif
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "simd/attention_bf16dot.cc"
@@ -73,14 +78,36 @@ void PackBf16DotKeysValues(const float* k, size_t ldk, const float* v, size_t ld
   }
 }
 
-size_t Bf16DotAttentionScratch(size_t dk) {
-  // Per row of a block: the query's bf16 pairs (whole vectors of pairs), fp32 scores, the
-  // tile's bf16 probabilities, accumulators and sums by lane; every part starts on a 64-byte
-  // boundary.
+namespace {
+
+// Per row of a block: the query's bf16 pairs (whole vectors of pairs), fp32 scores, the tile's
+// bf16 probabilities, accumulators and sums by lane; then the AMX kernel's copy of the value pair
+// rows of a tile's last step; every part starts on a 64-byte boundary.
+size_t ScratchFloats(size_t dk, size_t rows) {
   const size_t query_words = RoundUp(KeyPairs(dk), kBf16DotValueAlign);
   const size_t probabilities = kAttentionKeyTile / 2;
-  return kAttentionMaxBlockRows *
-         (query_words + kAttentionKeyTile + probabilities + ValueChannels(dk) + kBf16DotValueAlign);
+  return rows * (query_words + kAttentionKeyTile + probabilities + ValueChannels(dk) +
+                 kBf16DotValueAlign) +
+         kBf16AmxRows * ValueChannels(dk);
+}
+
+}  // namespace
+
+size_t Bf16DotAttentionScratch(size_t dk) { return ScratchFloats(dk, kAttentionMaxBlockRows); }
+size_t Bf16AmxAttentionScratch(size_t dk) { return ScratchFloats(dk, kBf16AmxRows); }
+
+bool CpuRunsAmxBf16() {
+#if defined(__x86_64__) && defined(__linux__)
+  static const bool runs = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (__get_cpuid_max(0, nullptr) < 7) return false;
+    __cpuid_count(7, 0, eax, ebx, ecx, edx);
+    return (edx & (1u << 22)) != 0 && CpuRunsAmxInt8();
+  }();
+  return runs;
+#else
+  return false;
+#endif
 }
 
 }  // namespace simd
