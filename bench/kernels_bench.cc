@@ -142,8 +142,8 @@ BENCHMARK(BM_GemmI8)
     ->Args({1500, 1152, 384, 64})
     ->Unit(benchmark::kMicrosecond);
 
-// The kernels a head is timed with: the best fp32 kernel, then every bf16-K/V kernel (the widening
-// one, then the bf16 dot-product core where the CPU has it).
+// The kernels a head is timed with: the best fp32 kernel, then every bf16-K/V kernel this CPU
+// runs, best first (AMX tiles, widening, vdpbf16ps).
 std::vector<const simd::AttentionKernel*> HeadKernels() {
   std::vector<const simd::AttentionKernel*> kernels = {
       simd::AttentionKernels(simd::KvType::kF32).front()};

@@ -513,15 +513,18 @@ namespace simd {
 namespace HWY_NAMESPACE {
 
 // Exported: plain inline, as a one-target build calls it directly (see attention-inl.h).
-inline std::vector<const AttentionKernel*> ListBf16DotAttentionKernels() {
-  std::vector<const AttentionKernel*> kernels;
+inline std::vector<const AttentionKernel*> ListBf16AmxAttentionKernels() {
 #if EDGEATTN_ATTENTION_BF16AMX
-  if (CpuRunsAmxBf16()) kernels.push_back(Bf16AmxAttentionKernel());
+  if (CpuRunsAmxBf16()) return {Bf16AmxAttentionKernel()};
 #endif
+  return {};
+}
+
+inline std::vector<const AttentionKernel*> ListBf16DotAttentionKernels() {
 #if EDGEATTN_ATTENTION_BF16DOT
-  if (CpuHasAvx512Bf16()) kernels.push_back(Bf16DotAttentionKernel());
+  if (CpuHasAvx512Bf16()) return {Bf16DotAttentionKernel()};
 #endif
-  return kernels;
+  return {};
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

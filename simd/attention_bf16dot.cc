@@ -18,7 +18,12 @@
 namespace edgeattn {
 namespace simd {
 
+HWY_EXPORT(ListBf16AmxAttentionKernels);
 HWY_EXPORT(ListBf16DotAttentionKernels);
+
+std::vector<const AttentionKernel*> Bf16AmxAttentionKernels() {
+  return HWY_DYNAMIC_DISPATCH(ListBf16AmxAttentionKernels)();
+}
 
 std::vector<const AttentionKernel*> Bf16DotAttentionKernels() {
   return HWY_DYNAMIC_DISPATCH(ListBf16DotAttentionKernels)();
