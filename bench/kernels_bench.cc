@@ -11,6 +11,7 @@
 #include "hwy/aligned_allocator.h"
 #include "runtime/benchmark_case.h"
 #include "simd/attention.h"
+#include "simd/attention_bf16dot.h"
 #include "simd/cpu_features.h"
 #include "simd/gemm_f32.h"
 #include "simd/gemm_i8.h"
@@ -277,6 +278,16 @@ void BM_PeakBf16Dot(benchmark::State& state) {
   state.counters["GFLOP/s"] = bench::PeakBf16DotGflops();
 }
 BENCHMARK(BM_PeakBf16Dot)->Iterations(1);
+
+void BM_PeakAmxBf16(benchmark::State& state) {
+  if (!simd::CpuRunsAmxBf16()) {
+    state.SkipWithError("this CPU or process runs no AMX-BF16 tiles");
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(bench::PeakAmxBf16Gflops());
+  state.counters["GFLOP/s"] = bench::PeakAmxBf16Gflops();
+}
+BENCHMARK(BM_PeakAmxBf16)->Iterations(1);
 
 void BM_PeakVnni(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(bench::PeakVnniGops());
