@@ -17,6 +17,9 @@ bool CpuHasAvx512Bf16();
 // faults). False elsewhere.
 bool CpuRunsAmxInt8();
 
+// AMX with bf16 tiles (tdpbf16ps): the same checks with CPUID leaf 7 EDX bit 22 (AMX-BF16).
+bool CpuRunsAmxBf16();
+
 }  // namespace simd
 }  // namespace edgeattn
 
