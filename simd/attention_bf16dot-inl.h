@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "hwy/highway.h"
+#include "simd/amx_tiles.h"
 #include "simd/attention.h"
 #include "simd/attention_bf16dot.h"
 #include "simd/attention_mask-inl.h"
@@ -248,22 +249,9 @@ struct VdpEngine {
 struct AmxEngine {
   static constexpr size_t kRows = kBf16AmxRows;
 
-  struct alignas(64) TileConfig {
-    uint8_t palette;
-    uint8_t start_row;
-    uint8_t reserved[14];
-    uint16_t bytes_per_row[16];
-    uint8_t rows[16];
-  };
-  static_assert(sizeof(TileConfig) == 64, "ldtilecfg reads 64 bytes");
-
   static void Configure() {
-    TileConfig config = {};
-    config.palette = 1;
-    for (size_t t = 0; t <= 6; ++t) {
-      config.bytes_per_row[t] = 64;
-      config.rows[t] = 16;
-    }
+    AmxTileConfig config;
+    for (size_t t = 0; t <= 6; ++t) config.Tile(t, 16, 64);
     _tile_loadconfig(&config);
   }
 

@@ -2,12 +2,7 @@
 
 #include <string.h>
 
-#include "simd/cpu_features.h"
 #include "simd/half_float.h"
-
-#if defined(__x86_64__) && defined(__linux__)
-#include <cpuid.h>
-#endif
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "simd/attention_bf16dot.cc"
@@ -100,20 +95,6 @@ size_t ScratchFloats(size_t dk, size_t rows) {
 
 size_t Bf16DotAttentionScratch(size_t dk) { return ScratchFloats(dk, kAttentionMaxBlockRows); }
 size_t Bf16AmxAttentionScratch(size_t dk) { return ScratchFloats(dk, kBf16AmxRows); }
-
-bool CpuRunsAmxBf16() {
-#if defined(__x86_64__) && defined(__linux__)
-  static const bool runs = [] {
-    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-    if (__get_cpuid_max(0, nullptr) < 7) return false;
-    __cpuid_count(7, 0, eax, ebx, ecx, edx);
-    return (edx & (1u << 22)) != 0 && CpuRunsAmxInt8();
-  }();
-  return runs;
-#else
-  return false;
-#endif
-}
 
 }  // namespace simd
 }  // namespace edgeattn

@@ -50,11 +50,6 @@ inline constexpr size_t kBf16DotValueAlign = 16;
 // Query rows per block of the AMX kernel (a tile's rows).
 inline constexpr size_t kBf16AmxRows = 16;
 
-// AMX with bf16 tiles (tdpbf16ps): CPUID leaf 7 EDX bit 22 (AMX-BF16), and the tile state and
-// the process's permission that CpuRunsAmxInt8 checks and asks for (every CPU with AMX so far
-// has both kinds of tiles). False elsewhere.
-bool CpuRunsAmxBf16();
-
 }  // namespace simd
 }  // namespace edgeattn
 
