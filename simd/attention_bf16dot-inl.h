@@ -76,8 +76,8 @@ static_assert(kAttentionMaxBlockRows <= kBf16AmxRows, "AMX scratch holds a vdpbf
 inline constexpr size_t kKeyPairRow = 2 * kBf16DotKeyPanel;
 inline constexpr size_t kBf16PerVector = 32;
 
-// The per-thread scratch of a block of up to `capacity` rows (Bf16DotScratchFloats), every part
-// on 64 bytes.
+// The per-thread scratch of a block of up to `capacity` rows (ScratchFloats in
+// attention_bf16dot.cc), every part on 64 bytes.
 struct Bf16DotBlock {
   uint32_t* q;  // the rows' bf16 channel pairs, ldq words a row
   size_t ldq;
