@@ -31,12 +31,15 @@ using testing_support::RandomNormal;
 constexpr simd::KvType kCompactTypes[] = {simd::KvType::kBf16, simd::KvType::kF16,
                                           simd::KvType::kI8};
 
-// The kernels modelled here: those with fp32 queries and probabilities (the bf16 dot-product
-// core rounds both: attention_bf16dot_test.cc models it).
+// The kernels modelled here: those with fp32 queries and probabilities. The bf16 cores (their
+// arithmetic named bf16dot or bf16amx, after "kv_") round both: attention_bf16dot_test.cc
+// models them.
 std::vector<const simd::AttentionKernel*> ModelledKernels(simd::KvType type) {
   std::vector<const simd::AttentionKernel*> kernels;
   for (const simd::AttentionKernel* kernel : simd::AttentionKernels(type)) {
-    if (std::strstr(kernel->name, "_bf16dot_") == nullptr) kernels.push_back(kernel);
+    if (std::strncmp(std::strstr(kernel->name, "kv_") + 3, "bf16", 4) != 0) {
+      kernels.push_back(kernel);
+    }
   }
   return kernels;
 }
