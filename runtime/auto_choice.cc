@@ -37,9 +37,9 @@ bool Bf16ProjectionsComputeInBf16() {
   return !kernels.empty() && NameField(kernels.front()->name, 2) != "widen";
 }
 
-// Whether the best kernel of a K/V type computes in it (<kv>kv_<arithmetic>_<tile>): the
-// widening kernels (arithmetic f32) measured 0.88-0.96x of fp32 keys and values in a forward
-// call, as every call packs its keys and values first.
+// Whether the best kernel of a K/V type computes in it (<kv>kv_<arithmetic>_<tile>): the AMX
+// bf16 core measured 2.3x fp32 keys and values on whisper; the widening kernels (arithmetic f32)
+// 0.88-0.96x, as every call packs its keys and values first.
 bool AttentionComputesIn(simd::KvType type) {
   const std::vector<const simd::AttentionKernel*> kernels = simd::AttentionKernels(type);
   return !kernels.empty() && NameField(kernels.front()->name, 1) != "f32";
