@@ -15,6 +15,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "hwy/tests/hwy_gtest.h"
+#include "simd/cpu_features.h"
 #include "simd/projection_kernel.h"
 #include "simd/quantize.h"
 #include "simd/targets.h"
@@ -248,7 +249,9 @@ std::vector<std::string> ExpectedKernels() {
   const std::string target = hwy::TargetName(HWY_TARGET);
   std::vector<std::string> names;
   for (const char* vnni_target : {"AVX3_DL", "AVX3_ZEN4", "AVX3_SPR", "AVX10_2"}) {
-    if (target == vnni_target) names.push_back("qd8_qc8w_vnni_4x4v");
+    if (target != vnni_target) continue;
+    if (HWY_ARCH_X86_64 && simd::CpuHasAmxInt8()) names.push_back("qd8_qc8w_amx_16x4t");
+    names.push_back("qd8_qc8w_vnni_4x4v");
   }
   if (target.rfind("SVE", 0) == 0) names.push_back("qd8_qc8w_svedot_4x4v");
   if (HWY_ARCH_ARM_A64 && target.rfind("NEON", 0) == 0 && CpuHasNeonDotProduct()) {
@@ -263,8 +266,10 @@ void TestListsTheKernelsThisCpuRuns() {
   std::vector<std::string> names;
   for (const simd::ProjectionKernel* kernel : Int8Kernels()) {
     names.push_back(kernel->name);
-    // The VNNI kernel reads activations offset to unsigned bytes (vpdpbusd), the others signed.
-    const bool vnni = std::string(kernel->name) == "qd8_qc8w_vnni_4x4v";
+    // The VNNI and AMX kernels read activations offset to unsigned bytes (vpdpbusd, tdpbusd),
+    // the others signed.
+    const bool vnni = std::string(kernel->name) == "qd8_qc8w_vnni_4x4v" ||
+                      std::string(kernel->name) == "qd8_qc8w_amx_16x4t";
     EXPECT_EQ(kernel->activations, vnni ? simd::ActivationType::kQdu8 : simd::ActivationType::kQd8)
         << kernel->name;
     EXPECT_EQ(kernel->weights, simd::WeightType::kQc8) << kernel->name;
@@ -293,12 +298,13 @@ std::vector<size_t> SizesK(size_t block) {
 void TestEveryKernelMatchesScalar() {
   const std::vector<const simd::ProjectionKernel*> kernels = Int8Kernels();
   ASSERT_FALSE(kernels.empty());
-  // m: below, at and above the tile rows (1, 3, 4); n: below, at and above the vector, tile and
-  // panel widths.
-  const size_t sizes_m[] = {1, 2, 3, 4, 5, 17, 63, 129};
+  // m: below, at and above the tile rows (1, 3, 4; AMX 16); n: below, at and above the vector,
+  // tile and panel widths.
+  const size_t sizes_m[] = {1, 2, 3, 4, 5, 16, 17, 63, 129};
   const size_t sizes_n[] = {1, 3, 16, 17, 63, 64, 65, 129};
   uint32_t seed = 50;
-  for (size_t block : {4, 32, 64, 256}) {
+  // 96: a block above the AMX kernel's 64-value chunk that is not a multiple of it.
+  for (size_t block : {4, 32, 64, 96, 256}) {
     for (size_t k : SizesK(block)) {
       for (size_t m : sizes_m) {
         for (size_t n : sizes_n) {
@@ -326,7 +332,7 @@ void TestEveryKernelExtremeValues() {
     for (size_t block : {size_t{64}, size_t{252}, size_t{256}, k}) {
       for (int8_t wv : {int8_t{127}, int8_t{-128}}) {
         for (int8_t xv : {int8_t{127}, int8_t{-128}}) {
-          const size_t m = 5, n = 70;
+          const size_t m = 17, n = 70;  // a tile of 16 rows (AMX) and one row more
           const Qd8Rows a(m, k, block, std::vector<int8_t>(m * k, xv), 9);
           const Qc8Weights w = MakeWeights(n, std::vector<int8_t>(n * k, wv), true);
           const std::vector<float> want = ScalarC(a, w);
@@ -355,7 +361,7 @@ Qd8Rows QuantizeWithOutliers(const std::vector<float>& x, size_t m, size_t k, si
 // Outlier channels leave the int8 row (quantized as 0, scales from the other values) and come
 // back in float: value * dequantized weight, added after the int8 result.
 void TestEveryKernelAddsOutliers() {
-  const size_t k = 300, block = 64, n = 70, m = 2;
+  const size_t k = 300, block = 64, n = 70, m = 17;  // rows 1-16 without outliers
   std::vector<float> x = RandomNormal(m * k, 5);
   x[5] = 80.0f;
   x[77] = -120.0f;
