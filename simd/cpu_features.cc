@@ -7,6 +7,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #endif
+#if defined(__aarch64__) && defined(__linux__) && !defined(__ARM_FEATURE_DOTPROD)
+#include <sys/auxv.h>
+#endif
 
 namespace edgeattn {
 namespace simd {
@@ -63,6 +66,17 @@ bool DetectAmxInt8() {
 bool CpuHasAmxInt8() {
 #if defined(__x86_64__) && defined(__linux__)
   static const bool has = DetectAmxInt8();
+  return has;
+#else
+  return false;
+#endif
+}
+
+bool CpuHasNeonDotProduct() {
+#if defined(__aarch64__) && defined(__ARM_FEATURE_DOTPROD)
+  return true;
+#elif defined(__aarch64__) && defined(__linux__)
+  static const bool has = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
   return has;
 #else
   return false;

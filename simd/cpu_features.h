@@ -18,6 +18,11 @@ bool CpuHasAvx512Bf16();
 // ARCH_REQ_XCOMP_PERM, Linux 5.16 and later; a process-wide grant). False elsewhere.
 bool CpuHasAmxInt8();
 
+// The Armv8.2 dot product (sdot, udot) on AArch64: always where the whole build targets it
+// (-march=...+dotprod defines __ARM_FEATURE_DOTPROD, e.g. iOS), else HWCAP_ASIMDDP on Linux and
+// Android. False elsewhere.
+bool CpuHasNeonDotProduct();
+
 }  // namespace simd
 }  // namespace edgeattn
 
