@@ -1,5 +1,7 @@
 #include "simd/cpu_features.h"
 
+#include <stdint.h>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
@@ -14,59 +16,48 @@
 namespace edgeattn {
 namespace simd {
 
-#if defined(__x86_64__) || defined(__i386__)
-namespace {
-
-struct CpuidRegisters {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-};
-
-// Leaf 7, the given sub-leaf; zeros where the CPU has no leaf 7.
-CpuidRegisters Leaf7(unsigned subleaf) {
-  CpuidRegisters r;
-  if (__get_cpuid_max(0, nullptr) >= 7) __cpuid_count(7, subleaf, r.eax, r.ebx, r.ecx, r.edx);
-  return r;
-}
-
-}  // namespace
-#endif
-
 bool CpuHasAvx512Bf16() {
 #if defined(__x86_64__) || defined(__i386__)
-  return (Leaf7(1).eax & (1u << 5)) != 0;
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid_max(0, nullptr) < 7) return false;
+  __cpuid_count(7, 1, eax, ebx, ecx, edx);
+  return (eax & (1u << 5)) != 0;
 #else
   return false;
 #endif
 }
 
-#if defined(__x86_64__) && defined(__linux__)
 namespace {
 
-bool OsSavesTileState() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  __cpuid(1, eax, ebx, ecx, edx);
-  if ((ecx & (1u << 27)) == 0) return false;  // OSXSAVE: xgetbv is available
-  unsigned xcr0_low = 0, xcr0_high = 0;
-  asm volatile("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
-  const unsigned tile_state = (1u << 17) | (1u << 18);  // XTILECFG, XTILEDATA
-  return (xcr0_low & tile_state) == tile_state;
+#if defined(__x86_64__) && defined(__linux__)
+// XCR0, read with xgetbv (its opcode bytes: the instruction needs -mxsave as a mnemonic).
+uint64_t ReadXcr0() {
+  uint32_t lo = 0, hi = 0;
+  __asm__ volatile(".byte 0x0f, 0x01, 0xd0" : "=a"(lo), "=d"(hi) : "c"(0));
+  return (static_cast<uint64_t>(hi) << 32) | lo;
 }
 
 bool DetectAmxInt8() {
-  const unsigned amx = (1u << 24) | (1u << 25);  // AMX-TILE, AMX-INT8
-  if ((Leaf7(0).edx & amx) != amx || !OsSavesTileState()) return false;
-  constexpr long kArchReqXcompPerm = 0x1023;
-  constexpr long kXfeatureXtiledata = 18;
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid_max(0, nullptr) < 0xd) return false;
+  __cpuid_count(1, 0, eax, ebx, ecx, edx);
+  if ((ecx & (1u << 27)) == 0) return false;  // OSXSAVE: xgetbv is there
+  __cpuid_count(7, 0, eax, ebx, ecx, edx);
+  const unsigned kTile = 1u << 24, kInt8 = 1u << 25;
+  if ((edx & (kTile | kInt8)) != (kTile | kInt8)) return false;
+  const uint64_t kTileState = (1ull << 17) | (1ull << 18);  // XTILECFG, XTILEDATA
+  if ((ReadXcr0() & kTileState) != kTileState) return false;
+  const long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
   return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
 }
-
-}  // namespace
 #endif
 
-bool CpuHasAmxInt8() {
+}  // namespace
+
+bool CpuRunsAmxInt8() {
 #if defined(__x86_64__) && defined(__linux__)
-  static const bool has = DetectAmxInt8();
-  return has;
+  static const bool runs = DetectAmxInt8();
+  return runs;
 #else
   return false;
 #endif

@@ -1,7 +1,6 @@
 // CPU features that select kernels beyond what a Highway target implies: a target names a
 // family of CPUs, and some instructions exist on only part of it (AVX512-BF16 is on Zen 4 and
-// Cooper Lake, not on Ice Lake, all of which run Highway's AVX3_DL code; AMX only on Sapphire
-// Rapids and later Xeons).
+// Cooper Lake, not on Ice Lake, all of which run Highway's AVX3_DL code).
 #ifndef EDGEATTN_SIMD_CPU_FEATURES_H_
 #define EDGEATTN_SIMD_CPU_FEATURES_H_
 
@@ -12,11 +11,11 @@ namespace simd {
 // saves AVX-512 state is the AVX3 targets' own check, which every caller has passed.
 bool CpuHasAvx512Bf16();
 
-// AMX int8 tiles (tdpbusd) usable by this process: CPUID leaf 7 EDX bits 24 (AMX-TILE) and 25
-// (AMX-INT8), the OS saving the tile state (XCR0 bits 17 and 18), and on Linux the process's
-// permission to use the tile data, which the first call requests (arch_prctl
-// ARCH_REQ_XCOMP_PERM, Linux 5.16 and later; a process-wide grant). False elsewhere.
-bool CpuHasAmxInt8();
+// AMX with int8 tiles (tdpbusd): CPUID leaf 7 EDX bits 24 (AMX-TILE) and 25 (AMX-INT8), the OS
+// saving tile state (XCR0 bits 17 and 18) and, on Linux, the process's permission to use it
+// (arch_prctl ARCH_REQ_XCOMP_PERM, asked once per process: without it the first tile instruction
+// faults). False elsewhere.
+bool CpuRunsAmxInt8();
 
 // The Armv8.2 dot product (sdot, udot) on AArch64: always where the whole build targets it
 // (-march=...+dotprod defines __ARM_FEATURE_DOTPROD, e.g. iOS), else HWCAP_ASIMDDP on Linux and

@@ -1,8 +1,5 @@
 // Per-target int8 projection kernels, one per dot-product instruction, each a descriptor
 // (projection_kernel.h) listed by ListI8Kernels when its target may run it (highway_compat.h):
-// - qd8_qc8w_amx_16x4t (AVX512-VNNI targets, on CPUs with AMX-INT8 and the OS's leave): tdpbusd
-//   on 16-row tiles, with the VNNI kernel's layout and activations (below), whose tiles take the
-//   rows past the last whole 16.
 // - qd8_qc8w_vnni_4x4v (AVX512-VNNI targets): vpdpbusd multiplies unsigned by signed bytes, so
 //   it reads activations quantized offset by +128 (ActivationType::kQdu8) and each block's
 //   accumulator starts at -128 * sum(weights), which its layout stores after the panels.
@@ -47,15 +44,6 @@
 #else
 #define EDGEATTN_I8_VNNI 0
 #endif
-// AMX tiles on the VNNI targets of 64-bit x86 (every AMX CPU has AVX512-VNNI), with compilers
-// that know the AMX intrinsics (g++ 11, clang 12); the kernel runs where CpuHasAmxInt8().
-#if EDGEATTN_I8_VNNI && HWY_ARCH_X86_64 && \
-    (HWY_COMPILER_GCC_ACTUAL >= 1100 || HWY_COMPILER_CLANG >= 1200)
-#include "simd/cpu_features.h"
-#define EDGEATTN_I8_AMX 1
-#else
-#define EDGEATTN_I8_AMX 0
-#endif
 #define EDGEATTN_I8_SVE EDGEATTN_TARGET_IS_SVE
 
 // The NEON dot product: where CpuHasNeonDotProduct can tell (Linux and Android, or a whole build
@@ -74,9 +62,7 @@
 // those targets has it; Highway 1.0.3's AVX3_DL string lacks it) with g++ too, and under clang
 // the NEON targets' dot product (the kernel still runs only where the CPU reports it). g++
 // takes the dot product for the NEON kernel's functions alone (below).
-#if EDGEATTN_I8_AMX
-#define EDGEATTN_I8_FILE_ATTRIBUTES HWY_TARGET_STR ",avx512vnni,amx-tile,amx-int8"
-#elif EDGEATTN_I8_VNNI
+#if EDGEATTN_I8_VNNI
 #define EDGEATTN_I8_FILE_ATTRIBUTES HWY_TARGET_STR ",avx512vnni"
 #elif EDGEATTN_I8_NEON_DOT && HWY_COMPILER_CLANG && defined(HWY_TARGET_STR)
 #define EDGEATTN_I8_FILE_ATTRIBUTES HWY_TARGET_STR ",dotprod"
@@ -137,34 +123,6 @@ HWY_INLINE __m512i BroadcastActivationWord(const int8_t* word) {
   return _mm512_broadcastd_epi32(_mm_loadu_si32(word));
 }
 
-// One block's int32 sums of 16 features into their float sums over blocks f: the first block's
-// times the row's scale, each later one fused into f (the order every kernel keeps).
-HWY_INLINE void AddBlockSum(hn::Vec512<int32_t> block_sum, float scale, size_t b,
-                            float* HWY_RESTRICT f) {
-  const hn::Full512<float> df;
-  const auto block = hn::ConvertTo(df, block_sum);
-  const auto vscale = hn::Set(df, scale);
-  hn::Store(b == 0 ? hn::Mul(block, vscale) : hn::MulAdd(block, vscale, hn::Load(df, f)), df, f);
-}
-
-// The float sums of `rows` rows x 64 features of panel p (sums[r * 64 + j]) into C, with the
-// weight scales and the bias.
-HWY_INLINE void StorePanelRows(const float* HWY_RESTRICT sums, size_t rows, size_t row0,
-                               const GemmI8WeightsView& w, size_t p, float* HWY_RESTRICT c,
-                               size_t ldc) {
-  const hn::Full512<float> df;
-  const size_t N = hn::Lanes(df);
-  const size_t col0 = p * kGemmI8PanelWidth;
-  for (size_t r = 0; r < rows; ++r) {
-    for (size_t v = 0; v < 4; ++v) {
-      const size_t col = col0 + N * v;
-      if (col >= w.n) break;
-      StoreDequantized(df, hn::Load(df, sums + r * kGemmI8PanelWidth + N * v), w, col, w.n - col,
-                       c + (row0 + r) * ldc + col);
-    }
-  }
-}
-
 // kRows rows x 64 features. The 4 x kRows int32 block accumulators and the four weight vectors
 // of a group stay in registers; the float sums over blocks live in an L1 buffer, touched once per
 // block. Holding those in registers too leaves g++ no room for the weights: it re-loads each as
@@ -205,14 +163,24 @@ HWY_NOINLINE void PanelRowsVnni(const QuantizedRowsView& a, size_t row0,
       }
     }
     for (size_t r = 0; r < kRows; ++r) {
-      const float scale = a.scales[(row0 + r) * L.blocks + b];
+      const auto scale = hn::Set(df, a.scales[(row0 + r) * L.blocks + b]);
       for (size_t v = 0; v < 4; ++v) {
-        AddBlockSum(hn::Vec512<int32_t>{acc[r][v]}, scale, b,
-                    sums_f + r * kGemmI8PanelWidth + N * v);
+        float* f = sums_f + r * kGemmI8PanelWidth + N * v;
+        const auto block = hn::ConvertTo(df, hn::Vec512<int32_t>{acc[r][v]});
+        hn::Store(b == 0 ? hn::Mul(block, scale) : hn::MulAdd(block, scale, hn::Load(df, f)), df,
+                  f);
       }
     }
   }
-  StorePanelRows(sums_f, kRows, row0, w, p, c, ldc);
+  const size_t col0 = p * kGemmI8PanelWidth;
+  for (size_t r = 0; r < kRows; ++r) {
+    for (size_t v = 0; v < 4; ++v) {
+      const size_t col = col0 + N * v;
+      if (col >= w.n) break;
+      StoreDequantized(df, hn::Load(df, sums_f + r * kGemmI8PanelWidth + N * v), w, col,
+                       w.n - col, c + (row0 + r) * ldc + col);
+    }
+  }
 }
 
 HWY_NOINLINE void PanelVnni(const QuantizedRowsView& a, size_t row_begin, size_t row_end,
@@ -226,128 +194,6 @@ HWY_NOINLINE void PanelVnni(const QuantizedRowsView& a, size_t row_begin, size_t
 }
 
 #endif  // EDGEATTN_I8_VNNI
-
-#if EDGEATTN_I8_AMX
-// AMX (tdpbusd: tiles of 16 rows x 64 bytes, unsigned by signed bytes into int32) on the VNNI
-// kernel's layout and activations: the C tile of 16 rows x 16 features starts at a block's
-// -128 x weight-sum offsets (a tile load of stride 0 repeats them in every row); the A tile is
-// 16 activation rows x one chunk of the block's k (64 values, or the whole block when shorter);
-// a B tile is a chunk's groups of 16 features, which the panels layout holds 256 bytes apart.
-// Four C tiles cover the panel's 64 features, so each A tile serves four tdpbusd. The int32
-// sums then go through memory into the float epilogue every kernel shares; a block's groups
-// that fill no whole chunk (the last block, or blocks above 64 not a multiple of 64) are added
-// to them there with vpdpbusd, so the sums stay exact and the bits those of the VNNI kernel.
-// Rows beyond the last whole 16 run the VNNI tiles.
-inline constexpr size_t kAmxRows = 16;
-inline constexpr size_t kAmxMaxChunk = 64;  // bytes of an A tile row
-
-// The operand of ldtilecfg (palette 1).
-struct alignas(64) AmxTileConfig {
-  uint8_t palette;
-  uint8_t start_row;
-  uint8_t reserved[14];
-  uint16_t bytes_per_row[16];
-  uint8_t rows[16];
-};
-
-// Tiles 0-3: C; 4: A; 5-7: B, in turn, so that a load never waits for the tdpbusd before it.
-HWY_INLINE void ConfigureAmxTiles(size_t chunk) {
-  AmxTileConfig config;
-  memset(&config, 0, sizeof(config));
-  config.palette = 1;
-  for (int t = 0; t < 4; ++t) {
-    config.bytes_per_row[t] = kGemmI8PanelWidth / 4 * sizeof(int32_t);
-    config.rows[t] = kAmxRows;
-  }
-  config.bytes_per_row[4] = static_cast<uint16_t>(chunk);
-  config.rows[4] = kAmxRows;
-  for (int t = 5; t < 8; ++t) {
-    config.bytes_per_row[t] = kGemmI8PanelWidth;
-    config.rows[t] = static_cast<uint8_t>(chunk / 4);
-  }
-  _tile_loadconfig(&config);
-}
-
-// C tiles += the 16 rows of x (ldq bytes apart) times one chunk of groups from `group`.
-HWY_INLINE void AmxChunk(const int8_t* x, size_t ldq, const int8_t* group) {
-  _tile_loadd(4, x, ldq);
-  _tile_loadd(5, group, kGemmI8GroupBytes);
-  _tile_dpbusd(0, 4, 5);
-  _tile_loadd(6, group + 64, kGemmI8GroupBytes);
-  _tile_dpbusd(1, 4, 6);
-  _tile_loadd(7, group + 128, kGemmI8GroupBytes);
-  _tile_dpbusd(2, 4, 7);
-  _tile_loadd(5, group + 192, kGemmI8GroupBytes);
-  _tile_dpbusd(3, 4, 5);
-}
-
-// acc[r * 64 + j] += row r's products with groups [g, g_end) of the panel: vpdpbusd on the
-// int32 sums the tiles stored.
-HWY_INLINE void AddGroupsVnni(const int8_t* x, size_t ldq, const int8_t* panel, size_t g,
-                              size_t g_end, int32_t* HWY_RESTRICT acc) {
-  for (; g < g_end; ++g) {
-    const int8_t* bg = panel + g * kGemmI8GroupBytes;
-    for (size_t v = 0; v < 4; ++v) {
-      const __m512i weights = _mm512_loadu_si512(bg + 64 * v);
-      for (size_t r = 0; r < kAmxRows; ++r) {
-        int32_t* lanes = acc + r * kGemmI8PanelWidth + 16 * v;
-        const __m512i x4 = BroadcastActivationWord(x + r * ldq + 4 * g);
-        _mm512_store_si512(lanes, _mm512_dpbusd_epi32(_mm512_load_si512(lanes), x4, weights));
-      }
-    }
-  }
-}
-
-// 16 rows from row0 x the 64 features of panel p, in chunks of `chunk` k-values (the tiles'
-// configuration).
-HWY_NOINLINE void PanelRowsAmx(const QuantizedRowsView& a, size_t row0, const GemmI8WeightsView& w,
-                               size_t p, size_t chunk, float* HWY_RESTRICT c, size_t ldc) {
-  const I8Layout L = MakeI8Layout(w);
-  const size_t chunk_groups = chunk / 4;
-  const int8_t* panel = w.panels + p * L.groups * kGemmI8GroupBytes;
-  const int8_t* x = a.q + row0 * L.ldq;
-  HWY_ALIGN int32_t acc[kAmxRows * kGemmI8PanelWidth];
-  HWY_ALIGN float sums_f[kAmxRows * kGemmI8PanelWidth];
-  const size_t stride = kGemmI8PanelWidth * sizeof(int32_t);
-  for (size_t b = 0; b < L.blocks; ++b) {
-    const int32_t* starts = w.block_starts + (p * L.blocks + b) * kGemmI8PanelWidth;
-    _tile_loadd(0, starts, 0);
-    _tile_loadd(1, starts + 16, 0);
-    _tile_loadd(2, starts + 32, 0);
-    _tile_loadd(3, starts + 48, 0);
-    size_t g = b * L.group_per_block;
-    const size_t g_end = HWY_MIN(L.groups, (b + 1) * L.group_per_block);
-    for (; g + chunk_groups <= g_end; g += chunk_groups) {
-      AmxChunk(x + 4 * g, L.ldq, panel + g * kGemmI8GroupBytes);
-    }
-    _tile_stored(0, acc, stride);
-    _tile_stored(1, acc + 16, stride);
-    _tile_stored(2, acc + 32, stride);
-    _tile_stored(3, acc + 48, stride);
-    AddGroupsVnni(x, L.ldq, panel, g, g_end, acc);
-    for (size_t r = 0; r < kAmxRows; ++r) {
-      const float scale = a.scales[(row0 + r) * L.blocks + b];
-      for (size_t v = 0; v < 4; ++v) {
-        const size_t at = r * kGemmI8PanelWidth + 16 * v;
-        AddBlockSum(hn::Vec512<int32_t>{_mm512_load_si512(acc + at)}, scale, b, sums_f + at);
-      }
-    }
-  }
-  StorePanelRows(sums_f, kAmxRows, row0, w, p, c, ldc);
-}
-
-// The AMX kernel's work over panel p: whole tiles of 16 rows on AMX (configured by RunAmx), the
-// rest on the VNNI tiles.
-HWY_NOINLINE void PanelAmx(const QuantizedRowsView& a, size_t row_begin, size_t row_end,
-                           const GemmI8WeightsView& w, size_t p, float* HWY_RESTRICT c,
-                           size_t ldc) {
-  const size_t amx_end = row_begin + (row_end - row_begin) / kAmxRows * kAmxRows;
-  for (size_t row = row_begin; row < amx_end; row += kAmxRows) {
-    PanelRowsAmx(a, row, w, p, HWY_MIN(w.block, kAmxMaxChunk), c, ldc);
-  }
-  PanelVnni(a, amx_end, row_end, w, p, c, ldc);
-}
-#endif  // EDGEATTN_I8_AMX
 
 #if EDGEATTN_I8_NEON_DOT
 // Armv8.2 dot product (sdot), which Highway 1.0.3's NEON target neither enables nor detects:
@@ -746,37 +592,11 @@ HWY_NOINLINE void RunI8(const ProjectionInput& a, size_t row_begin, size_t row_e
   }
 }
 
-#if EDGEATTN_I8_AMX
-// The AMX kernel's run function: RunI8 over PanelAmx inside one tile configuration, released at
-// the end so that the thread carries no tile state between calls.
-HWY_NOINLINE void RunAmx(const ProjectionInput& a, size_t row_begin, size_t row_end,
-                         const PackedProjectionView& packed, size_t panel_begin,
-                         size_t panel_end, float* HWY_RESTRICT c, size_t ldc) {
-  const bool tiles = row_end - row_begin >= kAmxRows;
-  if (tiles) ConfigureAmxTiles(HWY_MIN(packed.block, kAmxMaxChunk));
-  RunI8<&PanelAmx, &Qc8PanelsWithStartsView>(a, row_begin, row_end, packed, panel_begin,
-                                             panel_end, c, ldc);
-  if (tiles) _tile_release();
-}
-#endif
-
 // The int8 kernels compiled for this target, best first. Exported: plain inline, as a one-target
 // build (EDGEATTN_TARGETS=phone) calls it directly from code without this target's attributes,
 // where always_inline cannot apply.
 inline std::vector<const ProjectionKernel*> ListI8Kernels() {
   std::vector<const ProjectionKernel*> kernels;
-#if EDGEATTN_I8_AMX
-  static const ProjectionKernel kAmx = {"qd8_qc8w_amx_16x4t",
-                                        ActivationType::kQdu8,
-                                        WeightType::kQc8,
-                                        &CpuHasAmxInt8,
-                                        kGemmI8PanelWidth,
-                                        &Qc8PanelsWithStartsBytes,
-                                        &PackQc8PanelsWithStarts,
-                                        &UnpackQc8Panels,
-                                        &RunAmx};
-  kernels.push_back(&kAmx);
-#endif
 #if EDGEATTN_I8_VNNI
   static const ProjectionKernel kVnni = {"qd8_qc8w_vnni_4x4v",
                                          ActivationType::kQdu8,
@@ -823,7 +643,6 @@ inline std::vector<const ProjectionKernel*> ListI8Kernels() {
 HWY_AFTER_NAMESPACE();
 
 #undef EDGEATTN_I8_VNNI
-#undef EDGEATTN_I8_AMX
 #undef EDGEATTN_I8_SVE
 #undef EDGEATTN_I8_NEON_DOT
 #undef EDGEATTN_I8_FILE_ATTRIBUTES

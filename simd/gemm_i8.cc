@@ -6,12 +6,13 @@
 #define HWY_TARGET_INCLUDE "simd/gemm_i8.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "simd/gemm_i8-inl.h"
+#include "simd/gemm_i8_amx-inl.h"
 
 #if HWY_ONCE
 namespace edgeattn {
 namespace simd {
 
-HWY_EXPORT(ListI8Kernels);
+HWY_EXPORT(ListI8KernelsWithAmx);
 
 namespace {
 
@@ -75,7 +76,7 @@ void PackQc8PanelsWithStarts(const void* w, size_t n, size_t k, size_t block, vo
 }
 
 std::vector<const ProjectionKernel*> I8ProjectionKernels() {
-  return HWY_DYNAMIC_DISPATCH(ListI8Kernels)();
+  return HWY_DYNAMIC_DISPATCH(ListI8KernelsWithAmx)();
 }
 
 }  // namespace simd

@@ -9,6 +9,7 @@
 //   f32_6x4v             fp32 x fp32, 6 rows x 4 vectors of accumulators
 //   qd8_qc8w_vnni_4x4v   int8 activations quantized per row and block at run time (qd8) x int8
 //                        weights with one scale per output channel (qc8w), AVX512-VNNI, 4 x 4
+//   qd8_qc8w_amx_16x64   the same types, AMX-INT8 tiles, 16 rows x 64 features
 //   qd8_qc8w_i16_1x1v    the same types, portable Highway code (int16 products), 1 x 1
 //   f32_bf16w_dpbf16_6x4v  fp32 activations rounded to bf16 x bf16 weights, AVX512-BF16
 //   f32_f16w_widen_6x4v  fp32 x fp16 weights widened to fp32 in registers (simd/gemm_half.h)

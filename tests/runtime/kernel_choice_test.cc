@@ -49,8 +49,8 @@ TEST(ProjectionKernelTest, EveryKernelGivesTheSameOutputs) {
 }
 
 TEST(ProjectionKernelTest, Int8PrefersADotProductKernel) {
-  // The portable kernel runs everywhere and comes last; a dot-product kernel, where the CPU has
-  // one (tests/simd/gemm_i8_test.cc checks which), comes first and is the one chosen.
+  // The portable kernel runs everywhere and comes last; a dot-product or tile kernel, where the
+  // CPU has one (tests/simd/gemm_i8_test.cc checks which), comes first and is the one chosen.
   const std::vector<std::string> kernels = ProjectionKernels(Precision::kInt8);
   ASSERT_FALSE(kernels.empty());
   EXPECT_EQ(kernels.back(), "qd8_qc8w_i16_1x1v");
@@ -59,8 +59,8 @@ TEST(ProjectionKernelTest, Int8PrefersADotProductKernel) {
   EXPECT_EQ(best.projection_kernel(), kernels.front());
   for (const std::string& name : kernels) {
     const bool dot_product = name.find("vnni") != std::string::npos ||
-                             name.find("amx") != std::string::npos ||
-                             name.find("dot") != std::string::npos;
+                             name.find("dot") != std::string::npos ||
+                             name.find("amx") != std::string::npos;
     EXPECT_EQ(dot_product, name != "qd8_qc8w_i16_1x1v") << name;
   }
 }
