@@ -1,16 +1,17 @@
 // Per-kernel speed: the projection GEMM and the attention core on the contract shapes, in
 // GFLOP/s and as a percentage of this machine's measured single-core FMA peak.
+#include <benchmark/benchmark.h>
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
-#include <benchmark/benchmark.h>
-
 #include "bench/peak_fma.h"
 #include "hwy/aligned_allocator.h"
 #include "runtime/benchmark_case.h"
 #include "simd/attention.h"
+#include "simd/cpu_features.h"
 #include "simd/gemm_f32.h"
 #include "simd/gemm_i8.h"
 #include "simd/half_float.h"
@@ -23,9 +24,9 @@ namespace {
 void SetFlopCounters(benchmark::State& state, double flops_per_iteration) {
   state.counters["GFLOP/s"] =
       benchmark::Counter(flops_per_iteration * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["%peak"] = benchmark::Counter(
-      flops_per_iteration * 1e-9 * 100.0 / bench::PeakFmaGflops(),
-      benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["%peak"] =
+      benchmark::Counter(flops_per_iteration * 1e-9 * 100.0 / bench::PeakFmaGflops(),
+                         benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // The kernels with float activations this CPU runs: fp32, then bf16, then fp16 weights.
@@ -125,8 +126,8 @@ void BM_GemmI8(benchmark::State& state) {
       benchmark::Counter(ops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   const double peak =
       bench::PeakVnniGops() > 0.0 ? bench::PeakVnniGops() : 4 * bench::PeakFmaGflops();
-  state.counters["%vnni"] = benchmark::Counter(ops * 1e-9 * 100.0 / peak,
-                                               benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["%vnni"] =
+      benchmark::Counter(ops * 1e-9 * 100.0 / peak, benchmark::Counter::kIsIterationInvariantRate);
   state.SetLabel(kernel.name);
 }
 BENCHMARK(BM_GemmI8)
@@ -141,13 +142,25 @@ BENCHMARK(BM_GemmI8)
     ->Args({1500, 1152, 384, 64})
     ->Unit(benchmark::kMicrosecond);
 
-// One head of the attention core with the best kernel (named in the label): L queries against
-// L keys of width dk, unmasked or causal. FLOPs count Q K^T and P V over the keys each row sees
-// (causal: about half).
+// The kernels a head is timed with: the best fp32 kernel, then every bf16-K/V kernel (the widening
+// one, then the bf16 dot-product core where the CPU has it).
+std::vector<const simd::AttentionKernel*> HeadKernels() {
+  std::vector<const simd::AttentionKernel*> kernels = {
+      simd::AttentionKernels(simd::KvType::kF32).front()};
+  for (const simd::AttentionKernel* kernel : simd::AttentionKernels(simd::KvType::kBf16)) {
+    kernels.push_back(kernel);
+  }
+  return kernels;
+}
+
+// One head of the attention core with kernel `kernel` of HeadKernels (named in the label): L
+// queries against L keys of width dk, unmasked or causal. FLOPs count Q K^T and P V over the
+// keys each row sees (causal: about half); "%dpbf16" is their rate against the measured
+// vdpbf16ps peak, where the CPU has AVX512-BF16.
 void BM_AttentionHead(benchmark::State& state) {
   const std::size_t l = state.range(0), dk = state.range(1);
   const bool causal = state.range(2) != 0;
-  const simd::AttentionKernel& kernel = *simd::AttentionKernels(simd::KvType::kF32).front();
+  const simd::AttentionKernel& kernel = *HeadKernels()[state.range(3)];
   const std::vector<float> q = RandomActivations(l * dk, 1);
   const std::vector<float> k = RandomActivations(l * dk, 2);
   const std::vector<float> v = RandomActivations(l * dk, 3);
@@ -156,8 +169,8 @@ void BM_AttentionHead(benchmark::State& state) {
   auto scratch = hwy::AllocateAligned<float>(kernel.scratch_floats(dk));
   kernel.pack(k.data(), dk, v.data(), dk, 0, l, l, dk, keys.get(), values.get());
   std::vector<float> out(l * dk);
-  simd::AttentionHeadArgs args{q.data(), dk, keys.get(), values.get(), l, dk,
-                               1.0f / std::sqrt(float(dk)), out.data(), dk};
+  simd::AttentionHeadArgs args{
+      q.data(), dk, keys.get(), values.get(), l, dk, 1.0f / std::sqrt(float(dk)), out.data(), dk};
   args.mask.causal = causal;
   for (auto _ : state) {
     kernel.run(args, 0, l, scratch.get());
@@ -165,15 +178,30 @@ void BM_AttentionHead(benchmark::State& state) {
   }
   const double pairs = causal ? 0.5 * l * (l + 1) : double(l) * l;
   SetFlopCounters(state, 4.0 * pairs * dk);
+  if (simd::CpuHasAvx512Bf16() && bench::PeakBf16DotGflops() > 0.0) {
+    state.counters["%dpbf16"] =
+        benchmark::Counter(4.0 * pairs * dk * 1e-9 * 100.0 / bench::PeakBf16DotGflops(),
+                           benchmark::Counter::kIsIterationInvariantRate);
+  }
   state.SetLabel(kernel.name);
 }
 BENCHMARK(BM_AttentionHead)
-    ->ArgNames({"L", "dk", "causal"})
-    ->Args({64, 64, 0})    // tiny
-    ->Args({128, 32, 0})   // minilm
-    ->Args({128, 64, 0})   // bert
-    ->Args({1500, 64, 0})  // whisper
-    ->ArgsProduct({{128, 512, 1500}, {32, 64, 128}, {0, 1}})
+    ->ArgNames({"L", "dk", "causal", "kernel"})
+    ->Args({64, 64, 0, 0})    // tiny
+    ->Args({128, 32, 0, 0})   // minilm
+    ->Args({128, 64, 0, 0})   // bert
+    ->Args({1500, 64, 0, 0})  // whisper
+    ->Apply([](benchmark::internal::Benchmark* b) {
+      for (std::int64_t l : {128, 512, 1500}) {
+        for (std::int64_t dk : {32, 64, 128}) {
+          for (std::int64_t causal : {0, 1}) {
+            for (std::size_t i = 0; i < HeadKernels().size(); ++i) {
+              b->Args({l, dk, causal, static_cast<std::int64_t>(i)});
+            }
+          }
+        }
+      }
+    })
     ->Unit(benchmark::kMicrosecond);
 
 // Every attention kernel of every KV format, fp32 first: what a decode step's core reads.
@@ -208,15 +236,21 @@ void BM_AttentionDecodeStep(benchmark::State& state) {
   std::vector<float> out(heads * dk);
   for (auto _ : state) {
     for (std::size_t h = 0; h < heads; ++h) {
-      simd::AttentionHeadArgs args{q.data() + h * dk,         dk, keys.get() + h * keys_bytes,
-                                   values.get() + h * values_bytes, cached, dk,
-                                   1.0f / std::sqrt(float(dk)), out.data() + h * dk, dk};
+      simd::AttentionHeadArgs args{q.data() + h * dk,
+                                   dk,
+                                   keys.get() + h * keys_bytes,
+                                   values.get() + h * values_bytes,
+                                   cached,
+                                   dk,
+                                   1.0f / std::sqrt(float(dk)),
+                                   out.data() + h * dk,
+                                   dk};
       kernel.run(args, 0, 1, scratch.get());
     }
     benchmark::DoNotOptimize(out.data());
   }
-  state.counters["kv GB/s"] = benchmark::Counter(
-      double(heads * (keys_bytes + values_bytes)) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["kv GB/s"] = benchmark::Counter(double(heads * (keys_bytes + values_bytes)) * 1e-9,
+                                                 benchmark::Counter::kIsIterationInvariantRate);
   state.SetLabel(kernel.name);
 }
 BENCHMARK(BM_AttentionDecodeStep)
@@ -228,12 +262,21 @@ BENCHMARK(BM_AttentionDecodeStep)
     })
     ->Unit(benchmark::kMicrosecond);
 
-
 void BM_PeakFma(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(bench::PeakFmaGflops());
   state.counters["GFLOP/s"] = bench::PeakFmaGflops();
 }
 BENCHMARK(BM_PeakFma)->Iterations(1);
+
+void BM_PeakBf16Dot(benchmark::State& state) {
+  if (!simd::CpuHasAvx512Bf16()) {
+    state.SkipWithError("this CPU has no AVX512-BF16");
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(bench::PeakBf16DotGflops());
+  state.counters["GFLOP/s"] = bench::PeakBf16DotGflops();
+}
+BENCHMARK(BM_PeakBf16Dot)->Iterations(1);
 
 void BM_PeakVnni(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(bench::PeakVnniGops());

@@ -14,6 +14,10 @@ double PeakFmaGflops();
 // target has none.
 double PeakVnniGops();
 
+// GFLOP/s (2 per bf16 multiply-add) of independent AVX512-BF16 vdpbf16ps, or 0 where the chosen
+// target has none. Call only on a CPU with AVX512-BF16 (simd::CpuHasAvx512Bf16()).
+double PeakBf16DotGflops();
+
 }  // namespace bench
 }  // namespace edgeattn
 

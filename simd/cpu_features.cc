@@ -37,14 +37,16 @@ uint64_t ReadXcr0() {
   return (static_cast<uint64_t>(hi) << 32) | lo;
 }
 
-bool DetectAmxInt8() {
+// AMX-TILE plus the feature bit `unit` of CPUID leaf 7 EDX, tile state saved by the OS, and the
+// process's permission for tile data.
+bool DetectAmx(unsigned unit) {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   if (__get_cpuid_max(0, nullptr) < 0xd) return false;
   __cpuid_count(1, 0, eax, ebx, ecx, edx);
   if ((ecx & (1u << 27)) == 0) return false;  // OSXSAVE: xgetbv is there
   __cpuid_count(7, 0, eax, ebx, ecx, edx);
-  const unsigned kTile = 1u << 24, kInt8 = 1u << 25;
-  if ((edx & (kTile | kInt8)) != (kTile | kInt8)) return false;
+  const unsigned kTile = 1u << 24;
+  if ((edx & (kTile | unit)) != (kTile | unit)) return false;
   const uint64_t kTileState = (1ull << 17) | (1ull << 18);  // XTILECFG, XTILEDATA
   if ((ReadXcr0() & kTileState) != kTileState) return false;
   const long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
@@ -56,7 +58,16 @@ bool DetectAmxInt8() {
 
 bool CpuRunsAmxInt8() {
 #if defined(__x86_64__) && defined(__linux__)
-  static const bool runs = DetectAmxInt8();
+  static const bool runs = DetectAmx(1u << 25);
+  return runs;
+#else
+  return false;
+#endif
+}
+
+bool CpuRunsAmxBf16() {
+#if defined(__x86_64__) && defined(__linux__)
+  static const bool runs = DetectAmx(1u << 22);
   return runs;
 #else
   return false;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "simd/gemm_bf16_amx-inl.h"
 #include "simd/gemm_bf16_dot-inl.h"
 #include "simd/gemm_f32-inl.h"
 #include "simd/projection_kernel.h"
@@ -44,12 +45,17 @@ HWY_INLINE const ProjectionKernel* WidenKernel(WeightType type) {
   return type == WeightType::kBf16 ? &kBf16 : &kF16;
 }
 
-// Widening first: on the Intel Xeon (AVX512-BF16) this was measured on, vdpbf16ps issues on one
-// port where fp32 FMAs issue on two, so the dot-product kernel ran at 0.6x the widening one
-// (docs/precision.md); it stays listed, to be forced by name, for CPUs that issue it at the
-// FMA rate. Plain inline, as every exported function (see ListF32Kernels).
+// AMX tiles first where the CPU has AMX-BF16; then widening: on the Intel Xeon (AVX512-BF16)
+// this was measured on, vdpbf16ps issues on one port where fp32 FMAs issue on two, so the
+// dot-product kernel ran at 0.6x the widening one (docs/precision.md); it stays listed, to be
+// forced by name, for CPUs that issue it at the FMA rate. Plain inline, as every exported
+// function (see ListF32Kernels).
 inline std::vector<const ProjectionKernel*> ListBf16Kernels() {
-  std::vector<const ProjectionKernel*> kernels = {WidenKernel(WeightType::kBf16)};
+  std::vector<const ProjectionKernel*> kernels;
+#if EDGEATTN_BF16_AMX
+  kernels.push_back(&Bf16AmxKernel());  // its cpu_runs: CpuRunsAmxBf16
+#endif
+  kernels.push_back(WidenKernel(WeightType::kBf16));
 #if EDGEATTN_BF16_DOT
   kernels.push_back(&Bf16DotKernel());  // its cpu_runs: CpuHasAvx512Bf16
 #endif
@@ -67,5 +73,6 @@ inline std::vector<const ProjectionKernel*> ListF16Kernels() {
 HWY_AFTER_NAMESPACE();
 
 #undef EDGEATTN_BF16_DOT
+#undef EDGEATTN_BF16_AMX
 
 #endif  // EDGEATTN_SIMD_GEMM_HALF_INL_H_

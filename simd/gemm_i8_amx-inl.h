@@ -198,7 +198,7 @@ HWY_NOINLINE void RunAmx(const ProjectionInput& a, size_t row_begin, size_t row_
                          float* HWY_RESTRICT c, size_t ldc) {
   if (packed.block < 4 * kAmxTileGroups) {
     RunI8<&PanelVnni, &Qc8PanelsWithStartsView>(a, row_begin, row_end, packed, panel_begin,
-                                               panel_end, c, ldc);
+                                                panel_end, c, ldc);
     return;
   }
   const GemmI8WeightsView w = Qc8PanelsWithStartsView(packed);
@@ -231,15 +231,10 @@ HWY_NOINLINE void RunAmx(const ProjectionInput& a, size_t row_begin, size_t row_
 inline std::vector<const ProjectionKernel*> ListI8KernelsWithAmx() {
   std::vector<const ProjectionKernel*> kernels;
 #if EDGEATTN_I8_AMX
-  static const ProjectionKernel kAmx = {"qd8_qc8w_amx_16x64",
-                                        ActivationType::kQdu8,
-                                        WeightType::kQc8,
-                                        &CpuRunsAmxInt8,
-                                        kGemmI8PanelWidth,
-                                        &Qc8PanelsWithStartsBytes,
-                                        &PackQc8PanelsWithStarts,
-                                        &UnpackQc8Panels,
-                                        &RunAmx};
+  static const ProjectionKernel kAmx = {
+      "qd8_qc8w_amx_16x64",     ActivationType::kQdu8, WeightType::kQc8,
+      &CpuRunsAmxInt8,          kGemmI8PanelWidth,     &Qc8PanelsWithStartsBytes,
+      &PackQc8PanelsWithStarts, &UnpackQc8Panels,      &RunAmx};
   kernels.push_back(&kAmx);
 #endif
   for (const ProjectionKernel* kernel : ListI8Kernels()) kernels.push_back(kernel);

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <fstream>
+#include <string>
 #include <vector>
 
 #include "runtime/error_metrics.h"
@@ -39,6 +41,17 @@ class TestRandom {
  private:
   std::uint64_t state_;
 };
+
+// Whether Linux lists the CPU flag in /proc/cpuinfo (it lists AMX only where it saves tile
+// state): a source independent of the kernels' own CPUID checks. False elsewhere.
+inline bool CpuInfoHasFlag(const std::string& flag) {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("flags", 0) == 0) return (line + " ").find(" " + flag + " ") != std::string::npos;
+  }
+  return false;
+}
 
 inline std::vector<float> RandomNormal(std::size_t n, std::uint32_t seed, float stddev = 1.0f) {
   TestRandom rng(seed);

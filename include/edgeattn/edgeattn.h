@@ -194,7 +194,9 @@ EDGEATTN_C_API const char* edgeattn_operator_attention_kernel(const edgeattn_ope
 /* Bytes of the operator's packed projections (weights, scales, biases); 0 for NULL. */
 EDGEATTN_C_API size_t edgeattn_operator_weight_bytes(const edgeattn_operator* op);
 
-/* threads = 0: one per hardware thread. One context per calling thread. */
+/* threads = 0: one per hardware thread, else 1 to 256 (EDGEATTN_ERROR_INVALID_ARGUMENT past it).
+ * A context serves one call at a time: a call on a context already in use by another thread
+ * fails with "context: already in use" instead of racing. Use one context per calling thread. */
 EDGEATTN_C_API edgeattn_status edgeattn_context_create(size_t threads, edgeattn_context** out);
 EDGEATTN_C_API void edgeattn_context_destroy(edgeattn_context* context);
 
@@ -227,7 +229,9 @@ EDGEATTN_C_API size_t edgeattn_context_threads(const edgeattn_context* context);
 EDGEATTN_C_API const char* edgeattn_context_pool_kind(const edgeattn_context* context);
 
 /* query [batch, query_length, d_model]; key and value [batch, key_length, d_model], or both
- * NULL for self-attention (key_length is then ignored); out [batch, query_length, d_model]. */
+ * NULL for self-attention (key_length is then ignored); out [batch, query_length, d_model].
+ * Buffers may alias: query, key and value may be the same memory or overlapping views of one
+ * buffer, and out may lie over any of them; the result is bit for bit that of separate copies. */
 EDGEATTN_C_API edgeattn_status edgeattn_forward(const edgeattn_operator* op,
                                                 edgeattn_context* context, const float* query,
                                                 size_t batch, size_t query_length,

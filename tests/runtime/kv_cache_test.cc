@@ -1,12 +1,12 @@
 // Incremental decoding with a KV cache gives what a causal forward call over the whole
 // sequence gives, step by step, for any step sizes, batch, precision and head grouping.
-#include <vector>
-
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "edgeattn/edgeattn.hpp"
-#include "tests/expect_error.h"
 #include "edgeattn/reference.hpp"
+#include "tests/expect_error.h"
 #include "tests/runtime/test_model.h"
 #include "tests/test_support.h"
 
@@ -36,9 +36,9 @@ void CheckDecode(std::size_t d, std::size_t heads, std::size_t kv_heads, std::si
                  Precision precision, const std::vector<std::size_t>& steps) {
   std::size_t length = 0;
   for (std::size_t n : steps) length += n;
-  SCOPED_TRACE(::testing::Message() << "d=" << d << " heads=" << heads << "/" << kv_heads
-                                    << " batch=" << batch << " length=" << length << " "
-                                    << (precision == Precision::kInt8 ? "int8" : "fp32"));
+  SCOPED_TRACE(::testing::Message()
+               << "d=" << d << " heads=" << heads << "/" << kv_heads << " batch=" << batch
+               << " length=" << length << " " << (precision == Precision::kInt8 ? "int8" : "fp32"));
   const GqaModel model(d, heads, kv_heads, 3 * d + kv_heads);
   const MultiheadAttention mha(model.with(precision), model.view());
   const std::vector<float> x = RandomNormal(batch * length * d, 17 + length);
@@ -50,8 +50,7 @@ void CheckDecode(std::size_t d, std::size_t heads, std::size_t kv_heads, std::si
   std::vector<float> full(x.size()), ref(x.size());
   Context context(2);
   mha.Forward(context, tx, {full.data(), batch, length, d}, causal);
-  ReferenceForward(model.config, model.view(), tx, tx, tx, {ref.data(), batch, length, d},
-                   causal);
+  ReferenceForward(model.config, model.view(), tx, tx, tx, {ref.data(), batch, length, d}, causal);
 
   KvCache cache(mha, length + 3, batch);
   for (int pass = 0; pass < 2; ++pass) {  // the second pass reuses the cleared cache
@@ -70,7 +69,8 @@ void CheckDecode(std::size_t d, std::size_t heads, std::size_t kv_heads, std::si
       ASSERT_LE(MaxAbsDiff(out, want), 64 * kFloatEps * (1.0 + MaxAbs(want)))
           << "step ending at " << first;
       if (precision == Precision::kFp32) {
-        ASSERT_LE(MaxAbsDiff(out, want_ref), 4.0 * (2 * d + first) * kFloatEps * (1.0 + MaxAbs(want_ref)));
+        ASSERT_LE(MaxAbsDiff(out, want_ref),
+                  4.0 * (2 * d + first) * kFloatEps * (1.0 + MaxAbs(want_ref)));
       } else {
         ASSERT_GE(Cosine(out, want_ref), 0.999);
       }
@@ -111,31 +111,46 @@ TEST(KvCacheTest, RejectsOverflowAndMismatch) {
   std::vector<float> x(5 * 32, 0.5f), out(5 * 32);
   Context context(1);
   mha.Decode(context, {x.data(), 1, 3, 32}, cache, {out.data(), 1, 3, 32});
-  ExpectError([&] { mha.Decode(context, {x.data(), 1, 2, 32}, cache, {out.data(), 1, 2, 32}); },
-              {"x.length: the cache holds 3 of 4 positions, room for 1, got 2"});
+  ExpectError(
+      [&] {
+        mha.Decode(context, {x.data(), 1, 2, 32}, cache, {out.data(), 1, 2, 32});
+      },
+      {"x.length: the cache holds 3 of 4 positions, room for 1, got 2"});
   EXPECT_EQ(cache.length(), 3u);  // a refused step leaves the cache as it was
-  ExpectError([&] { mha.Decode(context, {x.data(), 2, 1, 32}, cache, {out.data(), 2, 1, 32}); },
-              {"x.batch: expected the cache's batch 1, got 2"});
+  ExpectError(
+      [&] {
+        mha.Decode(context, {x.data(), 2, 1, 32}, cache, {out.data(), 2, 1, 32});
+      },
+      {"x.batch: expected the cache's batch 1, got 2"});
   const GqaModel other(32, 4, 4, 1);
   const MultiheadAttention mha4(other.config, other.view());
-  ExpectError([&] { mha4.Decode(context, {x.data(), 1, 1, 32}, cache, {out.data(), 1, 1, 32}); },
-              {"cache: made for d_model 32, 4 heads, 2 key/value heads"});
-  ExpectError([&] { cache.Truncate(4); },
-              {"length: expected at most the cached length 3, got 4"});
-  ExpectError([&] { KvCache c(mha, 0); },
-              {"max_length: expected a value in [1, "});
-  ExpectError([&] { KvCache c(mha, 8, 0); },
-              {"batch: expected a value in [1, "});
-  ExpectError([&] { mha.Decode(context, {nullptr, 1, 1, 32}, cache, {out.data(), 1, 1, 32}); },
-              {"x.data: expected a buffer, got null"});
-  ExpectError([&] { mha.Decode(context, {x.data(), 1, 1, 32}, cache, {out.data(), 1, 2, 32}); },
-              {"out: expected shape [1, 1, 32] like x, got [1, 2, 32]"});
+  ExpectError(
+      [&] {
+        mha4.Decode(context, {x.data(), 1, 1, 32}, cache, {out.data(), 1, 1, 32});
+      },
+      {"cache: made for d_model 32, 4 heads, 2 key/value heads"});
+  ExpectError([&] { cache.Truncate(4); }, {"length: expected at most the cached length 3, got 4"});
+  ExpectError([&] { KvCache c(mha, 0); }, {"max_length: expected a value in [1, "});
+  ExpectError([&] { KvCache c(mha, 8, 0); }, {"batch: expected a value in [1, "});
+  ExpectError(
+      [&] {
+        mha.Decode(context, {nullptr, 1, 1, 32}, cache, {out.data(), 1, 1, 32});
+      },
+      {"x.data: expected a buffer, got null"});
+  ExpectError(
+      [&] {
+        mha.Decode(context, {x.data(), 1, 1, 32}, cache, {out.data(), 1, 2, 32});
+      },
+      {"out: expected shape [1, 1, 32] like x, got [1, 2, 32]"});
   KvCache taken = std::move(cache);
   EXPECT_EQ(taken.length(), 3u);
   // NOLINTNEXTLINE(bugprone-use-after-move): using the moved-from object is the point.
   ExpectError([&] { (void)cache.length(); }, {"KvCache: moved-from"});
-  ExpectError([&] { mha.Decode(context, {x.data(), 1, 1, 32}, cache, {out.data(), 1, 1, 32}); },
-              {"KvCache: moved-from"});
+  ExpectError(
+      [&] {
+        mha.Decode(context, {x.data(), 1, 1, 32}, cache, {out.data(), 1, 1, 32});
+      },
+      {"KvCache: moved-from"});
 }
 
 // Values are stored at the head's width, not padded to a vector: a narrow head's cache costs
@@ -150,6 +165,27 @@ TEST(KvCacheTest, NarrowHeadsCostTheirWidth) {
     EXPECT_GE(cache.bytes(), needed) << heads;
     EXPECT_LE(cache.bytes(), needed + 2 * heads * 64 * sizeof(float)) << heads;
   }
+}
+
+// The forward pass packs values at the head's width too: 16 heads of width 4 take the scratch of
+// 4 heads of width 16 (padding each value row to a vector's 16 floats would take 4x for the
+// values).
+TEST(KvCacheTest, NarrowHeadsForwardScratchIsTheirWidth) {
+  const std::size_t length = 1024;
+  const std::vector<float> x = testing_support::RandomNormal(length * 64, 9);
+  std::vector<float> out(x.size());
+  std::size_t bytes[2] = {0, 0};
+  const std::size_t heads[2] = {4, 16};  // head widths 16 and 4
+  for (std::size_t i = 0; i < 2; ++i) {
+    const GqaModel model(64, heads[i], heads[i], 5);
+    const MultiheadAttention mha(model.config, model.view());
+    Context context(1);
+    mha.Forward(context, ConstTensor{x.data(), 1, length, 64}, Tensor{out.data(), 1, length, 64});
+    bytes[i] = context.workspace_bytes();
+  }
+  EXPECT_GT(bytes[0], 0u);
+  EXPECT_LE(bytes[1], bytes[0] + bytes[0] / 8)
+      << "width 4: " << bytes[1] << ", width 16: " << bytes[0];
 }
 
 }  // namespace

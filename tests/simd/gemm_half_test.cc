@@ -13,7 +13,6 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "tests/simd/gemm_half_test.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
-
 #include "hwy/highway.h"
 #include "hwy/tests/hwy_gtest.h"
 #include "simd/cpu_features.h"
@@ -32,8 +31,14 @@ namespace {
 using testing_support::CheckProjection;
 using testing_support::RandomNormal;
 
+// The kernels that round activations to bf16: vdpbf16ps and AMX tiles.
 bool IsDotKernel(const simd::ProjectionKernel& kernel) {
-  return std::string(kernel.name).find("_dpbf16_") != std::string::npos;
+  const std::string name = kernel.name;
+  return name.find("_dpbf16_") != std::string::npos || name.find("_amx_") != std::string::npos;
+}
+
+bool IsAmxKernel(const simd::ProjectionKernel& kernel) {
+  return std::string(kernel.name).find("_amx_") != std::string::npos;
 }
 
 float Widen(simd::WeightType type, uint16_t bits) {
@@ -108,10 +113,18 @@ void TestHalfKernelsMatchModel() {
   ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(HWY_TARGET));
   const std::vector<const simd::ProjectionKernel*> kernels = HalfKernels();
   // The dot-product kernel is listed exactly where the CPU has AVX512-BF16 and the target is
-  // an x86 AVX-512 one.
-  bool dot_listed = false;
-  for (const simd::ProjectionKernel* kernel : kernels) dot_listed |= IsDotKernel(*kernel);
-  EXPECT_EQ(dot_listed, HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3 && simd::CpuHasAvx512Bf16());
+  // an x86 AVX-512 one; the AMX kernel, first, where it also has AMX-BF16 (x86-64 Linux).
+  bool dot_listed = false, amx_listed = false;
+  for (const simd::ProjectionKernel* kernel : kernels) {
+    dot_listed |= IsDotKernel(*kernel) && !IsAmxKernel(*kernel);
+    amx_listed |= IsAmxKernel(*kernel);
+  }
+  const bool avx512 = HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3;
+  EXPECT_EQ(dot_listed, avx512 && simd::CpuHasAvx512Bf16());
+  EXPECT_EQ(amx_listed, avx512 && HWY_ARCH_X86_64 && testing_support::CpuInfoHasFlag("amx_bf16"));
+  if (amx_listed) {
+    EXPECT_TRUE(IsAmxKernel(*kernels.front()));
+  }
 
   const size_t sizes_m[] = {1, 3, 6, 7, 17, 63, 129};
   const size_t sizes_n[] = {1, 3, 17, 63, 65, 129};

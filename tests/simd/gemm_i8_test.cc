@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <random>
 #include <string>
@@ -241,17 +240,6 @@ bool CpuHasNeonDotProduct() {
 #endif
 }
 
-// Whether Linux lists the CPU flag in /proc/cpuinfo (it lists AMX only where it saves tile
-// state): a source independent of the kernels' own CPUID checks.
-bool CpuInfoHasFlag(const std::string& flag) {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(cpuinfo, line)) {
-    if (line.rfind("flags", 0) == 0) return (line + " ").find(" " + flag + " ") != std::string::npos;
-  }
-  return false;
-}
-
 // The kernels this target must list on this CPU, best first, from the target's name and the
 // CPU's features: on x86 the VNNI kernel on every AVX-512 target whose CPUs have VNNI (whatever
 // Highway calls it), ahead of it the AMX kernel where the CPU has AMX-INT8 (x86-64 Linux), on ARM
@@ -261,7 +249,8 @@ std::vector<std::string> ExpectedKernels() {
   std::vector<std::string> names;
   for (const char* vnni_target : {"AVX3_DL", "AVX3_ZEN4", "AVX3_SPR", "AVX10_2"}) {
     if (target != vnni_target) continue;
-    if (HWY_ARCH_X86_64 && CpuInfoHasFlag("amx_int8")) names.push_back("qd8_qc8w_amx_16x64");
+    if (HWY_ARCH_X86_64 && testing_support::CpuInfoHasFlag("amx_int8"))
+      names.push_back("qd8_qc8w_amx_16x64");
     names.push_back("qd8_qc8w_vnni_4x4v");
   }
   if (target.rfind("SVE", 0) == 0) names.push_back("qd8_qc8w_svedot_4x4v");

@@ -1,0 +1,348 @@
+// Per-target attention core in bf16 dot products (attention_bf16dot.h), for the x86 AVX-512
+// targets: the fp32 core's online softmax over key tiles of 256 (attention-inl.h), with
+//   S = Q_bf16 K_tile^T      6 rows x 64 keys per step: 24 accumulators, 4 key vectors
+//   O += bf16(P) V_tile      6 rows x 64 channels per step, two keys per vdpbf16ps lane
+// Highway 1.0.3 neither emits vdpbf16ps nor names avx512bf16 in a target string, so, as the
+// bf16 projection kernel (gemm_bf16_dot-inl.h), this file adds the feature to its own functions
+// and lists the kernel only where CPUID reports AVX512-BF16.
+
+#if defined(EDGEATTN_SIMD_ATTENTION_BF16DOT_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef EDGEATTN_SIMD_ATTENTION_BF16DOT_INL_H_
+#undef EDGEATTN_SIMD_ATTENTION_BF16DOT_INL_H_
+#else
+#define EDGEATTN_SIMD_ATTENTION_BF16DOT_INL_H_
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <limits>
+#include <vector>
+
+#include "hwy/highway.h"
+#include "simd/attention.h"
+#include "simd/attention_bf16dot.h"
+#include "simd/attention_mask-inl.h"
+#include "simd/cpu_features.h"
+#include "simd/highway_compat.h"
+#include "simd/softmax-inl.h"
+
+namespace edgeattn {
+namespace simd {
+// The target-independent parts of the kernel's contract (attention_bf16dot.cc).
+size_t Bf16DotKeysBytes(size_t lk, size_t dk);
+size_t Bf16DotValuesBytes(size_t lk, size_t dk);
+void PackBf16DotKeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t first,
+                           size_t count, size_t stored, size_t dk, void* keys, void* values);
+size_t Bf16DotAttentionScratch(size_t dk);
+}  // namespace simd
+}  // namespace edgeattn
+
+#if EDGEATTN_TARGET_HAS_AVX512
+#include <immintrin.h>
+#define EDGEATTN_ATTENTION_BF16DOT 1
+#else
+#define EDGEATTN_ATTENTION_BF16DOT 0
+#endif
+
+#if EDGEATTN_ATTENTION_BF16DOT
+HWY_PUSH_ATTRIBUTES(HWY_TARGET_STR ",avx512bf16")
+namespace edgeattn {
+namespace simd {
+namespace HWY_NAMESPACE {
+
+// Query rows per block: the 6 x 4 accumulators of both products fit 32 registers with the
+// operands.
+inline constexpr size_t kBf16DotRows = 6;
+static_assert(kBf16DotRows <= kAttentionMaxBlockRows, "scratch holds kAttentionMaxBlockRows");
+// bf16 elements of one key panel's pair row and of one whole vector.
+inline constexpr size_t kKeyPairRow = 2 * kBf16DotKeyPanel;
+inline constexpr size_t kBf16PerVector = 32;
+
+// The per-thread scratch of a block (Bf16DotAttentionScratch), every part on 64 bytes.
+struct Bf16DotBlock {
+  uint32_t* q;  // the rows' bf16 channel pairs, ldq words a row
+  size_t ldq;
+  float* scores;  // kAttentionKeyTile a row
+  uint16_t* p;    // the tile's bf16 probabilities, kAttentionKeyTile a row
+  float* acc;     // ldacc a row
+  size_t ldacc;
+  float* lane_sums;  // kBf16DotValueAlign a row
+
+  Bf16DotBlock(float* scratch, size_t dk) {
+    ldq = hwy::RoundUpTo((dk + 1) / 2, kBf16DotValueAlign);
+    ldacc = hwy::RoundUpTo(dk, kBf16DotValueAlign);
+    q = reinterpret_cast<uint32_t*>(scratch);
+    scores = scratch + kAttentionMaxBlockRows * ldq;
+    p = reinterpret_cast<uint16_t*>(scores + kAttentionMaxBlockRows * kAttentionKeyTile);
+    acc = scores + kAttentionMaxBlockRows * (kAttentionKeyTile + kAttentionKeyTile / 2);
+    lane_sums = acc + kAttentionMaxBlockRows * ldacc;
+  }
+};
+
+HWY_INLINE __mmask16 FirstLanes16(size_t n) {
+  return n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
+}
+
+// out[0, RoundUp(n, 16)) = bf16(x[i] * scale) for i < n, zero past n (vcvtneps2bf16: nearest
+// even, subnormals to zero). Reads nothing past x[n].
+HWY_INLINE void RoundRowToBf16(const float* HWY_RESTRICT x, size_t n, float scale,
+                               uint16_t* HWY_RESTRICT out) {
+  const __m512 vscale = _mm512_set1_ps(scale);
+  for (size_t i = 0; i < n; i += 16) {
+    const __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(FirstLanes16(n - i), x + i), vscale);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i),
+                        reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(v)));
+  }
+}
+
+HWY_INLINE __m512bh BroadcastPair(const void* pair) {
+  uint32_t word;
+  memcpy(&word, pair, sizeof(word));
+  return reinterpret_cast<__m512bh>(_mm512_set1_epi32(static_cast<int32_t>(word)));
+}
+
+HWY_INLINE __m512bh LoadBf16(const uint16_t* from) {
+  return reinterpret_cast<__m512bh>(_mm512_loadu_si512(from));
+}
+
+// scores[r][0, 64) = q row r . the panel's 64 keys, for kRows rows; `pairs` channel pairs.
+template <size_t kRows>
+HWY_NOINLINE void ScorePanelRows(const uint32_t* HWY_RESTRICT q, size_t ldq,
+                                 const uint16_t* HWY_RESTRICT panel, size_t pairs,
+                                 float* HWY_RESTRICT scores) {
+  __m512 acc[kRows][4];
+#pragma GCC unroll 6
+  for (size_t r = 0; r < kRows; ++r) {
+#pragma GCC unroll 4
+    for (size_t v = 0; v < 4; ++v) acc[r][v] = _mm512_setzero_ps();
+  }
+  for (size_t pair = 0; pair < pairs; ++pair, panel += kKeyPairRow) {
+    const __m512bh k0 = LoadBf16(panel);
+    const __m512bh k1 = LoadBf16(panel + kBf16PerVector);
+    const __m512bh k2 = LoadBf16(panel + 2 * kBf16PerVector);
+    const __m512bh k3 = LoadBf16(panel + 3 * kBf16PerVector);
+#pragma GCC unroll 6
+    for (size_t r = 0; r < kRows; ++r) {
+      const __m512bh qr = BroadcastPair(q + r * ldq + pair);
+      acc[r][0] = _mm512_dpbf16_ps(acc[r][0], qr, k0);
+      acc[r][1] = _mm512_dpbf16_ps(acc[r][1], qr, k1);
+      acc[r][2] = _mm512_dpbf16_ps(acc[r][2], qr, k2);
+      acc[r][3] = _mm512_dpbf16_ps(acc[r][3], qr, k3);
+    }
+  }
+#pragma GCC unroll 6
+  for (size_t r = 0; r < kRows; ++r) {
+#pragma GCC unroll 4
+    for (size_t v = 0; v < 4; ++v)
+      _mm512_storeu_ps(scores + r * kAttentionKeyTile + 16 * v, acc[r][v]);
+  }
+}
+
+// acc[r][0, 16 kVecs) += sum over the tile's keys j of p[r][j] value_j, two keys a step; an
+// odd last key's partner is masked out of the values (its p is 0, but 0 * NaN is NaN).
+template <size_t kRows, size_t kVecs>
+HWY_NOINLINE void AccumulateValueRows(const uint16_t* HWY_RESTRICT p,
+                                      const uint16_t* HWY_RESTRICT values, size_t ldv, size_t keys,
+                                      float* HWY_RESTRICT acc, size_t ldacc) {
+  __m512 a[kRows][kVecs];
+#pragma GCC unroll 6
+  for (size_t r = 0; r < kRows; ++r) {
+#pragma GCC unroll 4
+    for (size_t v = 0; v < kVecs; ++v) a[r][v] = _mm512_loadu_ps(acc + r * ldacc + 16 * v);
+  }
+  const __m512i both = _mm512_set1_epi32(-1), even = _mm512_set1_epi32(0xFFFF);
+  for (size_t t = 0; t < (keys + 1) / 2; ++t) {
+    const uint16_t* row = values + t * ldv;
+    const __m512i keep = 2 * t + 1 < keys ? both : even;
+    __m512bh b[kVecs];
+#pragma GCC unroll 4
+    for (size_t v = 0; v < kVecs; ++v) {
+      b[v] = reinterpret_cast<__m512bh>(
+          _mm512_and_si512(_mm512_loadu_si512(row + v * kBf16PerVector), keep));
+    }
+#pragma GCC unroll 6
+    for (size_t r = 0; r < kRows; ++r) {
+      const __m512bh pr = BroadcastPair(p + r * kAttentionKeyTile + 2 * t);
+#pragma GCC unroll 4
+      for (size_t v = 0; v < kVecs; ++v) a[r][v] = _mm512_dpbf16_ps(a[r][v], pr, b[v]);
+    }
+  }
+#pragma GCC unroll 6
+  for (size_t r = 0; r < kRows; ++r) {
+#pragma GCC unroll 4
+    for (size_t v = 0; v < kVecs; ++v) _mm512_storeu_ps(acc + r * ldacc + 16 * v, a[r][v]);
+  }
+}
+
+using ScorePanelFn = void (*)(const uint32_t*, size_t, const uint16_t*, size_t, float*);
+using AccumulateFn = void (*)(const uint16_t*, const uint16_t*, size_t, size_t, float*, size_t);
+
+template <size_t kRows>
+struct AccumulateTable {
+  static constexpr AccumulateFn kFns[4] = {
+      &AccumulateValueRows<kRows, 1>, &AccumulateValueRows<kRows, 2>,
+      &AccumulateValueRows<kRows, 3>, &AccumulateValueRows<kRows, 4>};
+};
+
+// O[rows] += bf16(P) V over the tile's keys [t0, t0 + keys), 64 channels at a time.
+HWY_INLINE void AccumulateValues(const AttentionHeadArgs& args, const Bf16DotBlock& b, size_t rows,
+                                 size_t t0, size_t keys) {
+  static constexpr const AccumulateFn* kTables[kBf16DotRows] = {
+      AccumulateTable<1>::kFns, AccumulateTable<2>::kFns, AccumulateTable<3>::kFns,
+      AccumulateTable<4>::kFns, AccumulateTable<5>::kFns, AccumulateTable<6>::kFns};
+  const size_t ldv = 2 * b.ldacc;  // bf16 elements of a pair row
+  const uint16_t* values = static_cast<const uint16_t*>(args.values) + t0 / 2 * ldv;
+  for (size_t c = 0; c < b.ldacc; c += 64) {
+    const size_t vecs = HWY_MIN(size_t{4}, (b.ldacc - c) / 16);
+    kTables[rows - 1][vecs - 1](b.p, values + 2 * c, ldv, keys, b.acc + c, b.ldacc);
+  }
+}
+
+// scores[r][0, keys) = (bf16 q row r) . key (t0 + j) + the masks, in base-2 units, for the
+// block's rows (attention-inl.h's ScoreTile with bf16 products).
+HWY_INLINE void ScoreTileBf16(const AttentionHeadArgs& args, const Bf16DotBlock& b, size_t i0,
+                              size_t rows, size_t t0, size_t keys) {
+  static constexpr ScorePanelFn kScorePanels[kBf16DotRows] = {
+      &ScorePanelRows<1>, &ScorePanelRows<2>, &ScorePanelRows<3>,
+      &ScorePanelRows<4>, &ScorePanelRows<5>, &ScorePanelRows<6>};
+  const size_t pairs = (args.dk + 1) / 2;
+  const uint16_t* panels = static_cast<const uint16_t*>(args.keys);
+  for (size_t p0 = 0; p0 < keys; p0 += kBf16DotKeyPanel) {
+    const uint16_t* panel = panels + (t0 + p0) / kBf16DotKeyPanel * pairs * kKeyPairRow;
+    kScorePanels[rows - 1](b.q, b.ldq, panel, pairs, b.scores + p0);
+  }
+  for (size_t r = 0; r < rows; ++r) {
+    float* HWY_RESTRICT row = b.scores + r * kAttentionKeyTile;
+    if (args.softcap > 0.0f) SoftcapRowF32(row, keys, args.softcap * kLog2e);
+    ApplyMaskRow(args.mask, i0 + r, t0, keys, kLog2e, row);
+  }
+}
+
+HWY_NOINLINE void RunBf16DotAttention(const AttentionHeadArgs& args, size_t q_begin, size_t q_end,
+                                      float* HWY_RESTRICT scratch) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+  const size_t dk = args.dk;
+  const Bf16DotBlock b(scratch, dk);
+  const RowTag d;
+  float row_max[kBf16DotRows];
+  float row_sum[kBf16DotRows];
+  bool row_bad[kBf16DotRows];
+
+  for (size_t i0 = q_begin; i0 < q_end; i0 += kBf16DotRows) {
+    const size_t rows = HWY_MIN(kBf16DotRows, q_end - i0);
+    const size_t lk_block = args.mask.VisibleEnd(i0 + rows - 1, args.lk);
+    const size_t t_begin = args.mask.VisibleBegin(i0) / kAttentionKeyTile * kAttentionKeyTile;
+    for (size_t r = 0; r < rows; ++r) {
+      RoundRowToBf16(args.q + (i0 + r) * args.ldq, dk, args.scale * kLog2e,
+                     reinterpret_cast<uint16_t*>(b.q + r * b.ldq));
+      FillRowF32(b.acc + r * b.ldacc, b.ldacc, 0.0f);
+      row_max[r] = args.sink * kLog2e;  // a sink is a key of value zero that every row sees
+      FillRowF32(b.lane_sums + r * kBf16DotValueAlign, kBf16DotValueAlign, 0.0f);
+      b.lane_sums[r * kBf16DotValueAlign] = args.sink == -kInf ? 0.0f : 1.0f;
+      row_bad[r] = false;
+    }
+    for (size_t t0 = t_begin; t0 < lk_block; t0 += kAttentionKeyTile) {
+      const size_t keys = HWY_MIN(kAttentionKeyTile, lk_block - t0);
+      if (TileMasked(args.mask, i0, rows, t0, keys)) continue;
+      ScoreTileBf16(args, b, i0, rows, t0, keys);
+      float tile_max[kBf16DotRows];
+      for (size_t r = 0; r < rows; ++r) {
+        tile_max[r] = RowMaxF32(b.scores + r * kAttentionKeyTile, keys);
+      }
+      for (size_t r = 0; r < rows; ++r) {
+        float* HWY_RESTRICT p = b.scores + r * kAttentionKeyTile;
+        const float new_max = HWY_MAX(row_max[r], tile_max[r]);
+        if (new_max == kInf || (new_max == -kInf && RowHasNaNF32(p, keys))) row_bad[r] = true;
+        if (new_max == -kInf || row_bad[r]) {
+          FillRowF32(p, keys, 0.0f);  // nothing visible yet, or already poisoned
+        } else {
+          const auto tile_sums = Exp2ShiftSumF32(p, keys, new_max);
+          const float correction = row_max[r] == -kInf ? 0.0f : exp2f(row_max[r] - new_max);
+          float* HWY_RESTRICT sums = b.lane_sums + r * kBf16DotValueAlign;
+          hn::Store(hn::MulAdd(hn::Load(d, sums), hn::Set(d, correction), tile_sums), d, sums);
+          if (correction != 1.0f) ScaleRowF32(b.acc + r * b.ldacc, dk, correction);
+          row_max[r] = new_max;
+        }
+        RoundRowToBf16(p, keys, 1.0f, b.p + r * kAttentionKeyTile);
+      }
+      AccumulateValues(args, b, rows, t0, keys);
+    }
+    for (size_t r = 0; r < rows; ++r) {
+      row_sum[r] =
+          hn::GetLane(hn::SumOfLanes(d, hn::Load(d, b.lane_sums + r * kBf16DotValueAlign)));
+      if (row_sum[r] != row_sum[r]) row_bad[r] = true;
+      float* out = args.out + (i0 + r) * args.ldo;
+      if (row_bad[r]) {
+        FillRowF32(out, dk, kNaN);
+      } else if (row_sum[r] == 0.0f) {
+        FillRowF32(out, dk, 0.0f);  // every key masked: defined as zeros
+      } else {
+        StoreRowScaledF32(b.acc + r * b.ldacc, dk, 1.0f / row_sum[r], out);
+      }
+    }
+    if (args.weights == nullptr) continue;
+    // need_weights: the fp32 core's second pass, on this kernel's scores.
+    for (size_t t0 = 0; t0 < args.lk; t0 += kAttentionKeyTile) {
+      const size_t keys = HWY_MIN(kAttentionKeyTile, args.lk - t0);
+      const size_t visible = t0 < lk_block ? HWY_MIN(keys, lk_block - t0) : 0;
+      const bool computed = visible > 0 && !TileMasked(args.mask, i0, rows, t0, visible);
+      if (computed) ScoreTileBf16(args, b, i0, rows, t0, visible);
+      for (size_t r = 0; r < rows; ++r) {
+        float* HWY_RESTRICT w = args.weights + (i0 + r) * args.ldw + t0;
+        if (row_bad[r]) {
+          FillRowF32(w, keys, kNaN);
+          continue;
+        }
+        size_t done = 0;
+        if (computed && row_sum[r] != 0.0f) {
+          float* HWY_RESTRICT p = b.scores + r * kAttentionKeyTile;
+          Exp2ShiftSumF32(p, visible, row_max[r]);
+          StoreRowScaledF32(p, visible, 1.0f / row_sum[r], w);
+          done = visible;
+        }
+        FillRowF32(w + done, keys - done, 0.0f);
+      }
+    }
+  }
+}
+
+// Not inlined: its caller lacks the avx512bf16 attribute.
+HWY_NOINLINE const AttentionKernel* Bf16DotAttentionKernel() {
+  static const AttentionKernel kKernel = {"bf16kv_bf16dot_6x4v",  KvType::kBf16,
+                                          &Bf16DotKeysBytes,      &Bf16DotValuesBytes,
+                                          &PackBf16DotKeysValues, &Bf16DotAttentionScratch,
+                                          &RunBf16DotAttention};
+  return &kKernel;
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace simd
+}  // namespace edgeattn
+HWY_POP_ATTRIBUTES
+#endif  // EDGEATTN_ATTENTION_BF16DOT
+
+HWY_BEFORE_NAMESPACE();
+namespace edgeattn {
+namespace simd {
+namespace HWY_NAMESPACE {
+
+// Exported: plain inline, as a one-target build calls it directly (see attention-inl.h).
+inline std::vector<const AttentionKernel*> ListBf16DotAttentionKernels() {
+#if EDGEATTN_ATTENTION_BF16DOT
+  if (CpuHasAvx512Bf16()) return {Bf16DotAttentionKernel()};
+#endif
+  return {};
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace simd
+}  // namespace edgeattn
+HWY_AFTER_NAMESPACE();
+
+#undef EDGEATTN_ATTENTION_BF16DOT
+#endif  // EDGEATTN_SIMD_ATTENTION_BF16DOT_INL_H_
