@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "hwy/highway.h"
+#include "simd/amx_tiles.h"
 #include "simd/cpu_features.h"
 #include "simd/gemm_bf16_dot-inl.h"
 #include "simd/gemm_f32.h"
@@ -51,30 +52,11 @@ inline constexpr size_t kBf16AmxTileFeatures = 16;
 // Tiles: 0-3 accumulators (rows x 16 floats), 4 activations (rows x 32 bf16), 5 weights (16
 // pairs x 16 features); for k's last partial step 6 activations and 7 weights, `tail_pairs`
 // wide (no rows when k is a multiple of 32).
-struct alignas(64) Bf16AmxTileConfig {
-  uint8_t palette;
-  uint8_t start_row;
-  uint8_t reserved[14];
-  uint16_t bytes_per_row[16];
-  uint8_t rows[16];
-};
-static_assert(sizeof(Bf16AmxTileConfig) == 64, "ldtilecfg reads 64 bytes");
-
 HWY_INLINE void ConfigureBf16AmxTiles(size_t rows, size_t tail_pairs) {
-  Bf16AmxTileConfig config = {};
-  config.palette = 1;
-  for (size_t t = 0; t <= 4; ++t) {
-    config.bytes_per_row[t] = 64;
-    config.rows[t] = static_cast<uint8_t>(rows);
-  }
-  config.bytes_per_row[5] = 64;
-  config.rows[5] = kBf16AmxStepPairs;
-  if (tail_pairs > 0) {
-    config.bytes_per_row[6] = static_cast<uint16_t>(4 * tail_pairs);
-    config.rows[6] = static_cast<uint8_t>(rows);
-    config.bytes_per_row[7] = 64;
-    config.rows[7] = static_cast<uint8_t>(tail_pairs);
-  }
+  AmxTileConfig config;
+  for (size_t t = 0; t <= 4; ++t) config.Tile(t, rows, 64);
+  config.Tile(5, kBf16AmxStepPairs, 64);
+  config.Tile(6, tail_pairs == 0 ? 0 : rows, 4 * tail_pairs).Tile(7, tail_pairs, 64);
   _tile_loadconfig(&config);
 }
 

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "hwy/highway.h"
+#include "simd/amx_tiles.h"
 #include "simd/cpu_features.h"
 #include "simd/gemm_i8-inl.h"
 #include "simd/gemm_i8.h"
@@ -60,26 +61,10 @@ inline constexpr size_t kAmxTileFeatures = 16;
 
 // The tiles: 0-3 accumulators (rows x 16 features each), 4 activations (rows x 64 bytes), 5 and 6
 // weights (16 groups x 16 features), alternating so a load overlaps the previous product.
-struct alignas(64) AmxTileConfig {
-  uint8_t palette;
-  uint8_t start_row;
-  uint8_t reserved[14];
-  uint16_t bytes_per_row[16];
-  uint8_t rows[16];
-};
-static_assert(sizeof(AmxTileConfig) == 64, "ldtilecfg reads 64 bytes");
-
 HWY_INLINE void ConfigureAmxTiles(size_t rows) {
-  AmxTileConfig config = {};
-  config.palette = 1;
-  for (size_t t = 0; t <= 4; ++t) {
-    config.bytes_per_row[t] = 64;
-    config.rows[t] = static_cast<uint8_t>(rows);
-  }
-  for (size_t t = 5; t <= 6; ++t) {
-    config.bytes_per_row[t] = 64;
-    config.rows[t] = kAmxTileGroups;
-  }
+  AmxTileConfig config;
+  for (size_t t = 0; t <= 4; ++t) config.Tile(t, rows, 64);
+  config.Tile(5, kAmxTileGroups, 64).Tile(6, kAmxTileGroups, 64);
   _tile_loadconfig(&config);
 }
 
