@@ -11,6 +11,7 @@
 #include "hwy/aligned_allocator.h"
 #include "runtime/benchmark_case.h"
 #include "simd/attention.h"
+#include "simd/attention_bf16dot.h"
 #include "simd/cpu_features.h"
 #include "simd/gemm_f32.h"
 #include "simd/gemm_i8.h"
@@ -142,8 +143,8 @@ BENCHMARK(BM_GemmI8)
     ->Args({1500, 1152, 384, 64})
     ->Unit(benchmark::kMicrosecond);
 
-// The kernels a head is timed with: the best fp32 kernel, then every bf16-K/V kernel (the widening
-// one, then the bf16 dot-product core where the CPU has it).
+// The kernels a head is timed with: the best fp32 kernel, then every bf16-K/V kernel this CPU
+// runs, best first (AMX tiles, widening, vdpbf16ps).
 std::vector<const simd::AttentionKernel*> HeadKernels() {
   std::vector<const simd::AttentionKernel*> kernels = {
       simd::AttentionKernels(simd::KvType::kF32).front()};
@@ -277,6 +278,16 @@ void BM_PeakBf16Dot(benchmark::State& state) {
   state.counters["GFLOP/s"] = bench::PeakBf16DotGflops();
 }
 BENCHMARK(BM_PeakBf16Dot)->Iterations(1);
+
+void BM_PeakAmxBf16(benchmark::State& state) {
+  if (!simd::CpuRunsAmxBf16()) {
+    state.SkipWithError("this CPU or process runs no AMX-BF16 tiles");
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(bench::PeakAmxBf16Gflops());
+  state.counters["GFLOP/s"] = bench::PeakAmxBf16Gflops();
+}
+BENCHMARK(BM_PeakAmxBf16)->Iterations(1);
 
 void BM_PeakVnni(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(bench::PeakVnniGops());

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <ctime>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "bench/peak_fma.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
-
 #include "hwy/highway.h"
 
 // Highway 1.0.3's AVX3_DL target string lacks avx512vnni (as in simd/gemm_i8-inl.h) and every
@@ -90,7 +93,7 @@ double Bf16DotLoop(size_t iterations, float* sink) {
   }
   __m512 sum = c[0];
   for (int i = 1; i < 12; ++i) sum = _mm512_add_ps(sum, c[i]);
-  *sink = _mm512_reduce_add_ps(sum);
+  *sink = _mm512_cvtss_f32(sum);  // lane 0 keeps the loop
   return 2.0 * 32 * 12 * static_cast<double>(iterations);
 #else
   (void)iterations;
@@ -114,6 +117,47 @@ HWY_EXPORT(VnniLoop);
 HWY_EXPORT(Bf16DotLoop);
 
 namespace {
+
+#if defined(__x86_64__) && (HWY_COMPILER_GCC_ACTUAL >= 1100 || HWY_COMPILER_CLANG >= 1200)
+#define EDGEATTN_PEAK_AMX 1
+// 4 independent tdpbf16ps accumulator tiles, each 16 x 16 fp32 += 16 x 32 by 32 x 16 bf16 (8192
+// multiply-adds); returns flops done (2 per multiply-add).
+__attribute__((target("amx-tile,amx-bf16"))) double AmxBf16Loop(size_t iterations, float* sink) {
+  struct alignas(64) Config {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t bytes_per_row[16];
+    uint8_t rows[16];
+  } config = {};
+  config.palette = 1;
+  for (int t = 0; t < 6; ++t) {
+    config.bytes_per_row[t] = 64;
+    config.rows[t] = 16;
+  }
+  alignas(64) uint16_t a[16 * 32], b[16 * 32];
+  alignas(64) float c[16 * 16];
+  std::fill_n(a, 16 * 32, uint16_t{0x3F80});  // 1.0
+  std::fill_n(b, 16 * 32, uint16_t{0x3380});  // 2^-24
+  _tile_loadconfig(&config);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  _tile_loadd(4, a, 64);
+  _tile_loadd(5, b, 64);
+  for (size_t i = 0; i < iterations; ++i) {
+    _tile_dpbf16ps(0, 4, 5);
+    _tile_dpbf16ps(1, 4, 5);
+    _tile_dpbf16ps(2, 4, 5);
+    _tile_dpbf16ps(3, 4, 5);
+  }
+  _tile_stored(0, c, 64);
+  _tile_release();
+  *sink = c[0];
+  return 2.0 * 8192 * 4 * static_cast<double>(iterations);
+}
+#else
+#define EDGEATTN_PEAK_AMX 0
+#endif
 
 // Best rate of 5 runs of loop(iterations, sink), in billions of the operations it reports, per
 // second of processor time (as Google Benchmark's rates, which the percentages divide): on a
@@ -145,6 +189,15 @@ double PeakVnniGops() {
 double PeakBf16DotGflops() {
   static const double peak = BestRate(HWY_DYNAMIC_DISPATCH(Bf16DotLoop), 0.0f);
   return peak;
+}
+
+double PeakAmxBf16Gflops() {
+#if EDGEATTN_PEAK_AMX
+  static const double peak = BestRate(&AmxBf16Loop, 0.0f);
+  return peak;
+#else
+  return 0.0;
+#endif
 }
 
 }  // namespace bench

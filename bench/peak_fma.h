@@ -18,6 +18,10 @@ double PeakVnniGops();
 // target has none. Call only on a CPU with AVX512-BF16 (simd::CpuHasAvx512Bf16()).
 double PeakBf16DotGflops();
 
+// GFLOP/s (2 per bf16 multiply-add) of independent AMX tdpbf16ps tiles, or 0 where the build has
+// no AMX. Call only where simd::CpuRunsAmxBf16() (which also asks for the tiles).
+double PeakAmxBf16Gflops();
+
 }  // namespace bench
 }  // namespace edgeattn
 

@@ -61,14 +61,16 @@ void RequireNonNull(const void* p, const char* name) {
   if (p == nullptr) throw edgeattn::Error(std::string(name) + ": expected a pointer, got NULL");
 }
 
-edgeattn::KvFormat ToKvFormat(int f) {
+edgeattn::KvFormat ToKvFormat(int f, const char* name) {
   if (f == EDGEATTN_KV_FP32) return edgeattn::KvFormat::kFp32;
   if (f == EDGEATTN_KV_BF16) return edgeattn::KvFormat::kBf16;
   if (f == EDGEATTN_KV_FP16) return edgeattn::KvFormat::kFp16;
   if (f == EDGEATTN_KV_INT8) return edgeattn::KvFormat::kInt8;
-  throw edgeattn::Error(
-      "format: expected EDGEATTN_KV_FP32, EDGEATTN_KV_BF16, EDGEATTN_KV_FP16 or "
-      "EDGEATTN_KV_INT8, got " + std::to_string(f));
+  if (f == EDGEATTN_KV_AUTO) return edgeattn::KvFormat::kAuto;
+  throw edgeattn::Error(std::string(name) +
+                        ": expected EDGEATTN_KV_FP32, EDGEATTN_KV_BF16, EDGEATTN_KV_FP16, "
+                        "EDGEATTN_KV_INT8 or EDGEATTN_KV_AUTO, got " +
+                        std::to_string(f));
 }
 
 edgeattn::Precision ToPrecision(int p) {
@@ -76,8 +78,10 @@ edgeattn::Precision ToPrecision(int p) {
   if (p == EDGEATTN_INT8) return edgeattn::Precision::kInt8;
   if (p == EDGEATTN_BF16) return edgeattn::Precision::kBf16;
   if (p == EDGEATTN_FP16) return edgeattn::Precision::kFp16;
+  if (p == EDGEATTN_AUTO) return edgeattn::Precision::kAuto;
   throw edgeattn::Error(
-      "precision: expected EDGEATTN_FP32, EDGEATTN_INT8, EDGEATTN_BF16 or EDGEATTN_FP16, got " +
+      "precision: expected EDGEATTN_FP32, EDGEATTN_INT8, EDGEATTN_BF16, EDGEATTN_FP16 or "
+      "EDGEATTN_AUTO, got " +
       std::to_string(p));
 }
 
@@ -154,6 +158,7 @@ edgeattn::LoadOptions ToLoadOptions(const edgeattn_load_options* o) {
   r.projection_kernel = BoundedString(o->projection_kernel, "projection_kernel", kMaxKernelName);
   r.attention_kernel = BoundedString(o->attention_kernel, "attention_kernel", kMaxKernelName);
   r.math = ToMath(o->math);
+  r.kv_format = ToKvFormat(o->kv_format, "kv_format");
   return r;
 }
 
@@ -197,7 +202,8 @@ edgeattn_status edgeattn_operator_create(const edgeattn_config* config,
                                            kMaxKernelName),
                              BoundedString(config->attention_kernel, "attention_kernel",
                                            kMaxKernelName),
-                             ToMath(config->math)};
+                             ToMath(config->math),
+                             ToKvFormat(config->kv_format, "config.kv_format")};
     const edgeattn::WeightsView w{{weights->in_proj_weight, weights->in_proj_weight_size},
                                   {weights->in_proj_bias, weights->in_proj_bias_size},
                                   {weights->out_proj_weight, weights->out_proj_weight_size},
@@ -346,7 +352,7 @@ edgeattn_status edgeattn_kv_cache_create_format(const edgeattn_operator* op, siz
     *out = nullptr;
     RequireNonNull(op, "op");
     edgeattn::KvCacheOptions options;
-    options.format = ToKvFormat(format);
+    options.format = ToKvFormat(format, "format");
     if (attention_kernel != nullptr) options.attention_kernel = attention_kernel;
     *out = new edgeattn_kv_cache{edgeattn::KvCache(op->mha, max_length, batch, options)};
   });

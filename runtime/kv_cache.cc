@@ -4,6 +4,7 @@
 #include <string>
 
 #include "edgeattn/edgeattn.hpp"
+#include "runtime/auto_choice.h"
 #include "runtime/exclusive_use.h"
 #include "runtime/kv_cache_state.h"
 #include "runtime/forward_plan.h"
@@ -39,11 +40,12 @@ KvCache::State& LiveCacheState(const std::unique_ptr<KvCache::State>& state) {
 }
 
 KvCache::KvCache(const MultiheadAttention& mha, std::size_t max_length, std::size_t batch)
-    : KvCache(mha, max_length, batch, KvCacheOptions{}) {}
+    : KvCache(mha, max_length, batch, KvCacheOptions{mha.config().kv_format, ""}) {}
 
 KvCache::KvCache(const MultiheadAttention& mha, std::size_t max_length, std::size_t batch,
-                 const KvCacheOptions& options) {
+                 const KvCacheOptions& given) {
   const Config& config = mha.config();
+  const KvCacheOptions options = ResolveAuto(given);
   CheckCapacity(max_length, batch);
   auto s = std::make_unique<State>();
   s->d_model = config.d_model;
@@ -61,8 +63,7 @@ KvCache::KvCache(const MultiheadAttention& mha, std::size_t max_length, std::siz
   }
   const std::size_t dk = config.d_model / config.num_heads;
   s->format = options.format;
-  s->attention = &ChooseCacheKernel(
-      *simd::FindAttentionKernel(simd::KvType::kF32, mha.attention_kernel()), options);
+  s->attention = &ChooseCacheKernel(mha, options);
   s->keys_stride = PackedHeadStride(s->attention->keys_bytes(s->slots, dk));
   s->values_stride = PackedHeadStride(s->attention->values_bytes(s->slots, dk));
   s->keys = ZeroedBytes(batch * s->kv_heads * s->keys_stride);

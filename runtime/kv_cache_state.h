@@ -44,8 +44,9 @@ struct EDGEATTN_HIDDEN KvCache::State {
   std::size_t item_values_bytes() const { return kv_heads * values_stride; }
 };
 
-// The attention kernel a cache of options.format runs: the operator's own for fp32 unless named.
-const simd::AttentionKernel& ChooseCacheKernel(const simd::AttentionKernel& operator_kernel,
+// The attention kernel a cache of options.format runs: the operator's own for the operator's
+// kv_format unless named.
+const simd::AttentionKernel& ChooseCacheKernel(const MultiheadAttention& mha,
                                                const KvCacheOptions& options);
 
 // Shared by KvCache and CrossAttentionMemory: checks their max_length and batch, and allocates

@@ -1,9 +1,11 @@
-// KvFormat: its names, the attention kernels that read each format, and a cache's choice.
+// KvFormat: its names, the attention kernels that read each format, and the operator's and a
+// cache's choice among them.
 #include <string>
 #include <vector>
 
 #include "edgeattn/edgeattn.hpp"
 #include "runtime/kv_cache_state.h"
+#include "runtime/multihead_attention_impl.h"
 #include "runtime/text_checks.h"
 #include "simd/attention.h"
 
@@ -21,9 +23,46 @@ simd::KvType KvTypeOf(KvFormat format, const char* name) {
       return simd::KvType::kF16;
     case KvFormat::kInt8:
       return simd::KvType::kI8;
+    case KvFormat::kAuto:
+      break;  // resolved by the operator or the cache before a kernel is chosen
   }
-  throw Error(std::string(name) + ": expected kFp32, kBf16, kFp16 or kInt8 (0 to 3), got " +
+  throw Error(std::string(name) + ": expected kFp32, kBf16, kFp16, kInt8 or kAuto (0 to 4), got " +
               std::to_string(static_cast<int>(format)));
+}
+
+std::string KernelNames(KvFormat format) {
+  std::string names;
+  for (const std::string& name : AttentionKernels(format)) {
+    names += (names.empty() ? "" : ", ") + name;
+  }
+  return names;
+}
+
+// The format whose kernels include `name` on this CPU, if any (for an error that says which).
+const char* FormatOfKernel(const std::string& name) {
+  for (KvFormat format : {KvFormat::kFp32, KvFormat::kBf16, KvFormat::kFp16, KvFormat::kInt8}) {
+    if (simd::FindAttentionKernel(KvTypeOf(format, "format"), name.c_str()) != nullptr) {
+      return KvFormatName(format);
+    }
+  }
+  return nullptr;
+}
+
+// The kernel `name` among format's, or an error for `field` naming the format's kernels (and
+// the format that `name` belongs to, if another).
+const simd::AttentionKernel& NamedKernel(KvFormat format, const std::string& name,
+                                         const std::string& field, const char* format_field) {
+  const simd::AttentionKernel* named =
+      simd::FindAttentionKernel(KvTypeOf(format, format_field), name.c_str());
+  if (named != nullptr) return *named;
+  const char* other = FormatOfKernel(name);
+  const std::string why = other != nullptr
+                              ? " ('" + name + "' stores keys and values as " + other + ": set " +
+                                    format_field + " to " + other + " or leave " + field + " empty)"
+                              : "";
+  throw Error(field + ": expected one of the " + KvFormatName(format) +
+              " attention kernels this CPU runs (" + KernelNames(format) + "), got '" + name + "'" +
+              why);
 }
 
 }  // namespace
@@ -38,6 +77,8 @@ const char* KvFormatName(KvFormat format) {
       return "fp16";
     case KvFormat::kInt8:
       return "int8";
+    case KvFormat::kAuto:
+      return "auto";
   }
   return "unknown";
 }
@@ -50,23 +91,24 @@ std::vector<std::string> AttentionKernels(KvFormat format) {
   return names;
 }
 
-const simd::AttentionKernel& ChooseCacheKernel(const simd::AttentionKernel& operator_kernel,
+const simd::AttentionKernel& ChooseAttentionKernel(const Config& config) {
+  const simd::KvType type = KvTypeOf(config.kv_format, "Config.kv_format");
+  if (config.attention_kernel.empty()) return *simd::AttentionKernels(type).front();
+  return NamedKernel(config.kv_format, config.attention_kernel, "Config.attention_kernel",
+                     "Config.kv_format");
+}
+
+const simd::AttentionKernel& ChooseCacheKernel(const MultiheadAttention& mha,
                                                const KvCacheOptions& options) {
   const simd::KvType type = KvTypeOf(options.format, "options.format");
   if (options.attention_kernel.empty()) {
-    if (type == simd::KvType::kF32) return operator_kernel;
+    if (options.format == mha.config().kv_format) {
+      return *simd::FindAttentionKernel(type, mha.attention_kernel());
+    }
     return *simd::AttentionKernels(type).front();
   }
-  const simd::AttentionKernel* named =
-      simd::FindAttentionKernel(type, options.attention_kernel.c_str());
-  if (named != nullptr) return *named;
-  std::string names;
-  for (const std::string& name : AttentionKernels(options.format)) {
-    names += (names.empty() ? "" : ", ") + name;
-  }
-  throw Error("options.attention_kernel: expected one of the " +
-              std::string(KvFormatName(options.format)) + " cache's kernels this CPU runs (" +
-              names + "), got '" + options.attention_kernel + "'");
+  return NamedKernel(options.format, options.attention_kernel, "options.attention_kernel",
+                     "options.format");
 }
 
 }  // namespace edgeattn

@@ -2,6 +2,7 @@
 
 #include "runtime/forward_phases.h"
 #include "runtime/forward_plan.h"
+#include "runtime/kv_range_check.h"
 
 namespace edgeattn {
 
@@ -17,6 +18,8 @@ void MhaForward(const MhaProjections& weights, const simd::AttentionKernel& atte
   if (plan.quantize) QuantizeInputs(pass);
   ProjectInputs(pass);
   if (math.transforms_heads()) NormAndRotateHeads(pass);
+  // The caller's names of the rows keys and values come from: Forward's, or Decode's x.
+  CheckKeysValuesFitFp16(pass, cache != nullptr ? "x" : "key", cache != nullptr ? "x" : "value");
   PackKeysValues(pass);
   Attend(pass);
   if (options.weights_mode == AttentionWeights::kAveraged) AverageWeights(pass);
@@ -36,6 +39,7 @@ void MhaProjectKeysValues(const MhaProjections& weights, const simd::AttentionKe
   if (plan.quantize) QuantizeInputs(pass);
   ProjectInputs(pass);
   if (math.transforms_heads()) NormAndRotateHeads(pass);
+  CheckKeysValuesFitFp16(pass, "encoder_output", "encoder_output");
   PackKeysValues(pass);
 }
 

@@ -146,13 +146,18 @@ void ValidateConfig(const Config& config) {
   }
   if (config.precision != Precision::kFp32 && config.precision != Precision::kInt8 &&
       config.precision != Precision::kBf16 && config.precision != Precision::kFp16) {
-    throw Error("Config.precision: expected kFp32, kInt8, kBf16 or kFp16, got " +
+    throw Error("Config.precision: expected kFp32, kInt8, kBf16, kFp16 or kAuto, got " +
                 Str(static_cast<std::size_t>(config.precision)));
   }
   if (config.precision == Precision::kInt8 &&
       (config.int8_block < 4 || config.int8_block > kMaxInt8Block || config.int8_block % 4 != 0)) {
     throw Error("Config.int8_block: expected a multiple of 4 in [4, " + Str(kMaxInt8Block) +
                 "], got " + Str(config.int8_block));
+  }
+  if (config.kv_format != KvFormat::kFp32 && config.kv_format != KvFormat::kBf16 &&
+      config.kv_format != KvFormat::kFp16 && config.kv_format != KvFormat::kInt8) {
+    throw Error("Config.kv_format: expected kFp32, kBf16, kFp16, kInt8 or kAuto, got " +
+                Str(static_cast<std::size_t>(config.kv_format)));
   }
   ValidateAttentionMath(config);
 }

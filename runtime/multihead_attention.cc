@@ -5,6 +5,7 @@
 
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/safetensors.hpp"
+#include "runtime/auto_choice.h"
 #include "runtime/context_state.h"
 #include "runtime/exclusive_use.h"
 #include "runtime/half_weights.h"
@@ -48,19 +49,6 @@ const simd::ProjectionKernel& ChooseProjectionKernel(const Config& config) {
               "), got '" + config.projection_kernel + "'");
 }
 
-const simd::AttentionKernel& ChooseAttentionKernel(const Config& config) {
-  const std::vector<const simd::AttentionKernel*> kernels =
-      simd::AttentionKernels(simd::KvType::kF32);
-  if (config.attention_kernel.empty()) return *kernels.front();
-  const simd::AttentionKernel* named =
-      simd::FindAttentionKernel(simd::KvType::kF32, config.attention_kernel.c_str());
-  if (named != nullptr) return *named;
-  std::string names;
-  for (const std::string& name : AttentionKernels()) names += (names.empty() ? "" : ", ") + name;
-  throw Error("Config.attention_kernel: expected one of the attention kernels this CPU runs (" +
-              names + "), got '" + config.attention_kernel + "'");
-}
-
 void MultiheadAttention::Impl::Build(const simd::ProjectionKernel& kernel, const Weights& w) {
   attention = &ChooseAttentionKernel(config);
   const std::size_t d = config.d_model;
@@ -77,8 +65,9 @@ void MultiheadAttention::Impl::BuildInt8(const Int8Weights& w) {
                                          w.out_scale, w.q_bias, w.k_bias, w.v_bias, w.out_bias});
 }
 
-MultiheadAttention::MultiheadAttention(const Config& config, const WeightsView& weights) {
+MultiheadAttention::MultiheadAttention(const Config& given, const WeightsView& weights) {
   simd::InitDispatch();
+  const Config config = ResolveAuto(given);
   ValidateConfig(config);
   ValidateWeights(config, weights);
   const simd::ProjectionKernel& kernel = ChooseProjectionKernel(config);
@@ -132,7 +121,7 @@ MultiheadAttention MultiheadAttention::LoadFromMemory(const void* data, std::siz
 
 MultiheadAttention MultiheadAttention::LoadLayer(const SafetensorsFile& file,
                                                  const LoadOptions& options) {
-  const LayerWeights layer = FindLayerWeights(file, options);
+  const LayerWeights layer = FindLayerWeights(file, ResolveAuto(options));
   if (!layer.int8 && !layer.half) return MultiheadAttention(layer.config, layer.floats);
   simd::InitDispatch();
   MultiheadAttention mha;
@@ -191,13 +180,7 @@ std::size_t MultiheadAttention::weight_bytes() const {
   return p.q.bytes() + p.k.bytes() + p.v.bytes() + p.out.bytes();
 }
 
-std::vector<std::string> AttentionKernels() {
-  std::vector<std::string> names;
-  for (const simd::AttentionKernel* kernel : simd::AttentionKernels(simd::KvType::kF32)) {
-    names.emplace_back(kernel->name);
-  }
-  return names;
-}
+std::vector<std::string> AttentionKernels() { return AttentionKernels(KvFormat::kFp32); }
 
 const char* PrecisionName(Precision precision) {
   switch (precision) {
@@ -209,6 +192,8 @@ const char* PrecisionName(Precision precision) {
       return "bf16";
     case Precision::kFp16:
       return "fp16";
+    case Precision::kAuto:
+      return "auto";
   }
   return "unknown";
 }

@@ -45,7 +45,8 @@ struct EDGEATTN_HIDDEN MultiheadAttention::Impl {
 // best this CPU runs for config.precision. Throws edgeattn::Error naming the kernels this CPU
 // runs when the name is not one of them.
 const simd::ProjectionKernel& ChooseProjectionKernel(const Config& config);
-// Likewise the attention kernel of config.attention_kernel.
+// Likewise the attention kernel of config.attention_kernel among config.kv_format's; a name of
+// another format's kernel is an error naming both formats.
 const simd::AttentionKernel& ChooseAttentionKernel(const Config& config);
 
 }  // namespace edgeattn

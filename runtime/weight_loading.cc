@@ -188,6 +188,7 @@ LayerWeights FindLayerWeights(const SafetensorsFile& file, const LoadOptions& op
       IsInt8File(file) ? ReadInt8Layer(file, options) : ReadFloatLayer(file, options);
   // What the file does not record: the attention kernel and the attention step's maths.
   layer.config.attention_kernel = options.attention_kernel;
+  layer.config.kv_format = options.kv_format;
   layer.config.math = options.math;
   ValidateConfig(layer.config);
   return layer;

@@ -71,13 +71,13 @@ std::vector<const AttentionKernel*> AttentionKernels(KvType type) {
   for (const AttentionKernel* kernel : HWY_DYNAMIC_DISPATCH(ListAttentionKernels)()) {
     if (kernel->kv == type) kernels.push_back(kernel);
   }
-  for (const AttentionKernel* kernel : CompactKvAttentionKernels()) {
-    if (kernel->kv == type) kernels.push_back(kernel);
-  }
-  // After the widening bf16 kernel: on the CPU measured (docs/precision.md) vdpbf16ps runs at
-  // half the fp32 FMA rate, and the bf16 dot-product core at 0.6x of the widening one.
-  for (const AttentionKernel* kernel : Bf16DotAttentionKernels()) {
-    if (kernel->kv == type) kernels.push_back(kernel);
+  // The bf16 cores in order of speed on the CPU measured (docs/precision.md): AMX tiles (3x
+  // the fp32 core), the widening kernel, then vdpbf16ps (at half the fp32 FMA rate there).
+  for (const auto& list : {Bf16AmxAttentionKernels(), CompactKvAttentionKernels(),
+                           Bf16DotAttentionKernels()}) {
+    for (const AttentionKernel* kernel : list) {
+      if (kernel->kv == type) kernels.push_back(kernel);
+    }
   }
   return kernels;
 }

@@ -1,10 +1,11 @@
-// Per-target attention core in bf16 dot products (attention_bf16dot.h), for the x86 AVX-512
+// Per-target attention cores in bf16 dot products (attention_bf16dot.h), for the x86 AVX-512
 // targets: the fp32 core's online softmax over key tiles of 256 (attention-inl.h), with
-//   S = Q_bf16 K_tile^T      6 rows x 64 keys per step: 24 accumulators, 4 key vectors
-//   O += bf16(P) V_tile      6 rows x 64 channels per step, two keys per vdpbf16ps lane
-// Highway 1.0.3 neither emits vdpbf16ps nor names avx512bf16 in a target string, so, as the
-// bf16 projection kernel (gemm_bf16_dot-inl.h), this file adds the feature to its own functions
-// and lists the kernel only where CPUID reports AVX512-BF16.
+//   S = Q_bf16 K_tile^T      bf16kv_bf16dot_6x4v: 6 rows x 64 keys per vdpbf16ps step;
+//                            bf16kv_bf16amx_16x64: 16 rows x 64 keys per AMX tile step
+//   O += bf16(P) V_tile      two keys per lane (vdpbf16ps) or 32 keys per tile step (AMX)
+// Highway 1.0.3 neither emits vdpbf16ps nor names avx512bf16 or AMX in a target string, so, as
+// the bf16 projection kernel (gemm_bf16_dot-inl.h), this file adds the features to its own
+// functions and lists each kernel only where the CPU runs it.
 
 #if defined(EDGEATTN_SIMD_ATTENTION_BF16DOT_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EDGEATTN_SIMD_ATTENTION_BF16DOT_INL_H_
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "hwy/highway.h"
+#include "simd/amx_tiles.h"
 #include "simd/attention.h"
 #include "simd/attention_bf16dot.h"
 #include "simd/attention_mask-inl.h"
@@ -36,6 +38,7 @@ size_t Bf16DotValuesBytes(size_t lk, size_t dk);
 void PackBf16DotKeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t first,
                            size_t count, size_t stored, size_t dk, void* keys, void* values);
 size_t Bf16DotAttentionScratch(size_t dk);
+size_t Bf16AmxAttentionScratch(size_t dk);
 }  // namespace simd
 }  // namespace edgeattn
 
@@ -46,8 +49,20 @@ size_t Bf16DotAttentionScratch(size_t dk);
 #define EDGEATTN_ATTENTION_BF16DOT 0
 #endif
 
-#if EDGEATTN_ATTENTION_BF16DOT
+// The AMX intrinsics arrived in g++ 11 and clang 12; AMX exists in 64-bit mode only.
+#if EDGEATTN_ATTENTION_BF16DOT && HWY_ARCH_X86_64 && \
+    (HWY_COMPILER_GCC_ACTUAL >= 1100 || HWY_COMPILER_CLANG >= 1200)
+#define EDGEATTN_ATTENTION_BF16AMX 1
+#else
+#define EDGEATTN_ATTENTION_BF16AMX 0
+#endif
+
+#if EDGEATTN_ATTENTION_BF16AMX
+HWY_PUSH_ATTRIBUTES(HWY_TARGET_STR ",avx512bf16,amx-tile,amx-bf16")
+#elif EDGEATTN_ATTENTION_BF16DOT
 HWY_PUSH_ATTRIBUTES(HWY_TARGET_STR ",avx512bf16")
+#endif
+#if EDGEATTN_ATTENTION_BF16DOT
 namespace edgeattn {
 namespace simd {
 namespace HWY_NAMESPACE {
@@ -56,11 +71,13 @@ namespace HWY_NAMESPACE {
 // operands.
 inline constexpr size_t kBf16DotRows = 6;
 static_assert(kBf16DotRows <= kAttentionMaxBlockRows, "scratch holds kAttentionMaxBlockRows");
+static_assert(kAttentionMaxBlockRows <= kBf16AmxRows, "AMX scratch holds a vdpbf16ps block");
 // bf16 elements of one key panel's pair row and of one whole vector.
 inline constexpr size_t kKeyPairRow = 2 * kBf16DotKeyPanel;
 inline constexpr size_t kBf16PerVector = 32;
 
-// The per-thread scratch of a block (Bf16DotAttentionScratch), every part on 64 bytes.
+// The per-thread scratch of a block of up to `capacity` rows (ScratchFloats in
+// attention_bf16dot.cc), every part on 64 bytes.
 struct Bf16DotBlock {
   uint32_t* q;  // the rows' bf16 channel pairs, ldq words a row
   size_t ldq;
@@ -68,16 +85,18 @@ struct Bf16DotBlock {
   uint16_t* p;    // the tile's bf16 probabilities, kAttentionKeyTile a row
   float* acc;     // ldacc a row
   size_t ldacc;
-  float* lane_sums;  // kBf16DotValueAlign a row
+  float* lane_sums;       // kBf16DotValueAlign a row
+  uint16_t* values_tail;  // kBf16AmxRows value pair rows (2 ldacc elements each)
 
-  Bf16DotBlock(float* scratch, size_t dk) {
+  Bf16DotBlock(float* scratch, size_t dk, size_t capacity) {
     ldq = hwy::RoundUpTo((dk + 1) / 2, kBf16DotValueAlign);
     ldacc = hwy::RoundUpTo(dk, kBf16DotValueAlign);
     q = reinterpret_cast<uint32_t*>(scratch);
-    scores = scratch + kAttentionMaxBlockRows * ldq;
-    p = reinterpret_cast<uint16_t*>(scores + kAttentionMaxBlockRows * kAttentionKeyTile);
-    acc = scores + kAttentionMaxBlockRows * (kAttentionKeyTile + kAttentionKeyTile / 2);
-    lane_sums = acc + kAttentionMaxBlockRows * ldacc;
+    scores = scratch + capacity * ldq;
+    p = reinterpret_cast<uint16_t*>(scores + capacity * kAttentionKeyTile);
+    acc = scores + capacity * (kAttentionKeyTile + kAttentionKeyTile / 2);
+    lane_sums = acc + capacity * ldacc;
+    values_tail = reinterpret_cast<uint16_t*>(lane_sums + capacity * kBf16DotValueAlign);
   }
 };
 
@@ -85,13 +104,14 @@ HWY_INLINE __mmask16 FirstLanes16(size_t n) {
   return n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
 }
 
-// out[0, RoundUp(n, 16)) = bf16(x[i] * scale) for i < n, zero past n (vcvtneps2bf16: nearest
-// even, subnormals to zero). Reads nothing past x[n].
-HWY_INLINE void RoundRowToBf16(const float* HWY_RESTRICT x, size_t n, float scale,
+// out[0, padded) = bf16(x[i] * scale) for i < n, zero past n (vcvtneps2bf16: nearest even,
+// subnormals to zero); padded >= n, a multiple of 16. Reads nothing past x[n].
+HWY_INLINE void RoundRowToBf16(const float* HWY_RESTRICT x, size_t n, size_t padded, float scale,
                                uint16_t* HWY_RESTRICT out) {
   const __m512 vscale = _mm512_set1_ps(scale);
-  for (size_t i = 0; i < n; i += 16) {
-    const __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(FirstLanes16(n - i), x + i), vscale);
+  for (size_t i = 0; i < padded; i += 16) {
+    const __mmask16 lanes = i < n ? FirstLanes16(n - i) : __mmask16(0);
+    const __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(lanes, x + i), vscale);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i),
                         reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(v)));
   }
@@ -186,33 +206,155 @@ struct AccumulateTable {
       &AccumulateValueRows<kRows, 3>, &AccumulateValueRows<kRows, 4>};
 };
 
-// O[rows] += bf16(P) V over the tile's keys [t0, t0 + keys), 64 channels at a time.
-HWY_INLINE void AccumulateValues(const AttentionHeadArgs& args, const Bf16DotBlock& b, size_t rows,
-                                 size_t t0, size_t keys) {
-  static constexpr const AccumulateFn* kTables[kBf16DotRows] = {
-      AccumulateTable<1>::kFns, AccumulateTable<2>::kFns, AccumulateTable<3>::kFns,
-      AccumulateTable<4>::kFns, AccumulateTable<5>::kFns, AccumulateTable<6>::kFns};
-  const size_t ldv = 2 * b.ldacc;  // bf16 elements of a pair row
-  const uint16_t* values = static_cast<const uint16_t*>(args.values) + t0 / 2 * ldv;
-  for (size_t c = 0; c < b.ldacc; c += 64) {
-    const size_t vecs = HWY_MIN(size_t{4}, (b.ldacc - c) / 16);
-    kTables[rows - 1][vecs - 1](b.p, values + 2 * c, ldv, keys, b.acc + c, b.ldacc);
+// The vdpbf16ps products: blocks of 6 rows, 64 keys or 64 channels in registers.
+struct VdpEngine {
+  static constexpr size_t kRows = kBf16DotRows;
+
+  // scores[r][0, RoundUp(keys, 64)) = (bf16 q row r) . key (t0 + j).
+  static void Scores(const AttentionHeadArgs& args, const Bf16DotBlock& b, size_t rows, size_t t0,
+                     size_t keys) {
+    static constexpr ScorePanelFn kScorePanels[kBf16DotRows] = {
+        &ScorePanelRows<1>, &ScorePanelRows<2>, &ScorePanelRows<3>,
+        &ScorePanelRows<4>, &ScorePanelRows<5>, &ScorePanelRows<6>};
+    const size_t pairs = (args.dk + 1) / 2;
+    const uint16_t* panels = static_cast<const uint16_t*>(args.keys);
+    for (size_t p0 = 0; p0 < keys; p0 += kBf16DotKeyPanel) {
+      const uint16_t* panel = panels + (t0 + p0) / kBf16DotKeyPanel * pairs * kKeyPairRow;
+      kScorePanels[rows - 1](b.q, b.ldq, panel, pairs, b.scores + p0);
+    }
   }
-}
+
+  // O[rows] += bf16(P) V over the tile's keys [t0, t0 + keys), 64 channels at a time.
+  static void AccumulateValues(const AttentionHeadArgs& args, const Bf16DotBlock& b, size_t rows,
+                               size_t t0, size_t keys) {
+    static constexpr const AccumulateFn* kTables[kBf16DotRows] = {
+        AccumulateTable<1>::kFns, AccumulateTable<2>::kFns, AccumulateTable<3>::kFns,
+        AccumulateTable<4>::kFns, AccumulateTable<5>::kFns, AccumulateTable<6>::kFns};
+    const size_t ldv = 2 * b.ldacc;  // bf16 elements of a pair row
+    const uint16_t* values = static_cast<const uint16_t*>(args.values) + t0 / 2 * ldv;
+    for (size_t c = 0; c < b.ldacc; c += 64) {
+      const size_t vecs = HWY_MIN(size_t{4}, (b.ldacc - c) / 16);
+      kTables[rows - 1][vecs - 1](b.p, values + 2 * c, ldv, keys, b.acc + c, b.ldacc);
+    }
+  }
+};
+
+#if EDGEATTN_ATTENTION_BF16AMX
+// The AMX tile products: blocks of 16 rows (rows past the block's compute on stale scratch,
+// never read). Tiles 0-3 accumulate 16 rows x 16 keys (scores) or 16 channels (P V); tile 4
+// holds 16 rows of 16 query pairs or 32 probabilities; tiles 5 and 6 16 pair rows of 16 keys or
+// channels, alternating so that a load overlaps the last product. Keys are read straight from
+// the 64-key panels (a 16-key slice, stride one pair row) and values from their pair rows (a
+// 16-channel slice). dk is a multiple of 32 (whole tile steps).
+struct AmxEngine {
+  static constexpr size_t kRows = kBf16AmxRows;
+
+  static void Configure() {
+    AmxTileConfig config;
+    for (size_t t = 0; t <= 6; ++t) config.Tile(t, 16, 64);
+    _tile_loadconfig(&config);
+  }
+
+  static void Scores(const AttentionHeadArgs& args, const Bf16DotBlock& b, size_t /*rows*/,
+                     size_t t0, size_t keys) {
+    const size_t pairs = args.dk / 2;
+    const uint16_t* panels = static_cast<const uint16_t*>(args.keys);
+    constexpr size_t kKeyStride = kKeyPairRow * sizeof(uint16_t);
+    constexpr size_t kScoreStride = kAttentionKeyTile * sizeof(float);
+    for (size_t p0 = 0; p0 < keys; p0 += kBf16DotKeyPanel) {
+      const uint16_t* panel = panels + (t0 + p0) / kBf16DotKeyPanel * pairs * kKeyPairRow;
+      _tile_zero(0);
+      _tile_zero(1);
+      _tile_zero(2);
+      _tile_zero(3);
+      for (size_t k = 0; k < pairs; k += 16) {
+        const uint16_t* slice = panel + k * kKeyPairRow;
+        _tile_loadd(4, b.q + k, b.ldq * sizeof(uint32_t));
+        _tile_loadd(5, slice, kKeyStride);
+        _tile_dpbf16ps(0, 4, 5);
+        _tile_loadd(6, slice + kBf16PerVector, kKeyStride);
+        _tile_dpbf16ps(1, 4, 6);
+        _tile_loadd(5, slice + 2 * kBf16PerVector, kKeyStride);
+        _tile_dpbf16ps(2, 4, 5);
+        _tile_loadd(6, slice + 3 * kBf16PerVector, kKeyStride);
+        _tile_dpbf16ps(3, 4, 6);
+      }
+      float* s = b.scores + p0;
+      _tile_stored(0, s, kScoreStride);
+      _tile_stored(1, s + 16, kScoreStride);
+      _tile_stored(2, s + 32, kScoreStride);
+      _tile_stored(3, s + 48, kScoreStride);
+    }
+  }
+
+  // The value pair rows of the tile's last step when its keys end before a multiple of 32,
+  // copied with zeros past the last key: every step is then a whole tile step, and no value
+  // past the block's keys is read (0 * NaN would poison the rows).
+  static const uint16_t* ValuesTail(const Bf16DotBlock& b, const uint16_t* values, size_t ldv,
+                                    size_t keys) {
+    const size_t first = keys / 32 * 16, pairs = (keys + 1) / 2;
+    for (size_t t = 0; t < 16; ++t) {
+      uint16_t* row = b.values_tail + t * ldv;
+      if (first + t < pairs) {
+        memcpy(row, values + (first + t) * ldv, ldv * sizeof(uint16_t));
+      } else {
+        memset(row, 0, ldv * sizeof(uint16_t));
+      }
+      if (2 * (first + t) + 1 == keys) {
+        for (size_t i = 1; i < ldv; i += 2) row[i] = 0;  // the odd last key's partner
+      }
+    }
+    return b.values_tail;
+  }
+
+  static void AccumulateValues(const AttentionHeadArgs& args, const Bf16DotBlock& b,
+                               size_t /*rows*/, size_t t0, size_t keys) {
+    const size_t ldv = 2 * b.ldacc;  // bf16 elements of a pair row
+    const uint16_t* values = static_cast<const uint16_t*>(args.values) + t0 / 2 * ldv;
+    const size_t whole = keys / 32 * 32;
+    const uint16_t* tail = whole < keys ? ValuesTail(b, values, ldv, keys) : nullptr;
+    const size_t acc_stride = b.ldacc * sizeof(float), v_stride = ldv * sizeof(uint16_t);
+    constexpr size_t kPStride = kAttentionKeyTile * sizeof(uint16_t);
+    for (size_t c = 0; c < b.ldacc; c += 64) {
+      const bool four = b.ldacc - c >= 64;  // else two tiles: dk is a multiple of 32
+      float* acc = b.acc + c;
+      _tile_loadd(0, acc, acc_stride);
+      _tile_loadd(1, acc + 16, acc_stride);
+      if (four) {
+        _tile_loadd(2, acc + 32, acc_stride);
+        _tile_loadd(3, acc + 48, acc_stride);
+      }
+      for (size_t j = 0; j < keys; j += 32) {
+        const uint16_t* v = (j < whole ? values + j / 2 * ldv : tail) + 2 * c;
+        _tile_loadd(4, b.p + j, kPStride);
+        _tile_loadd(5, v, v_stride);
+        _tile_dpbf16ps(0, 4, 5);
+        _tile_loadd(6, v + kBf16PerVector, v_stride);
+        _tile_dpbf16ps(1, 4, 6);
+        if (four) {
+          _tile_loadd(5, v + 2 * kBf16PerVector, v_stride);
+          _tile_dpbf16ps(2, 4, 5);
+          _tile_loadd(6, v + 3 * kBf16PerVector, v_stride);
+          _tile_dpbf16ps(3, 4, 6);
+        }
+      }
+      _tile_stored(0, acc, acc_stride);
+      _tile_stored(1, acc + 16, acc_stride);
+      if (four) {
+        _tile_stored(2, acc + 32, acc_stride);
+        _tile_stored(3, acc + 48, acc_stride);
+      }
+    }
+  }
+};
+#endif  // EDGEATTN_ATTENTION_BF16AMX
 
 // scores[r][0, keys) = (bf16 q row r) . key (t0 + j) + the masks, in base-2 units, for the
 // block's rows (attention-inl.h's ScoreTile with bf16 products).
+template <class Engine>
 HWY_INLINE void ScoreTileBf16(const AttentionHeadArgs& args, const Bf16DotBlock& b, size_t i0,
                               size_t rows, size_t t0, size_t keys) {
-  static constexpr ScorePanelFn kScorePanels[kBf16DotRows] = {
-      &ScorePanelRows<1>, &ScorePanelRows<2>, &ScorePanelRows<3>,
-      &ScorePanelRows<4>, &ScorePanelRows<5>, &ScorePanelRows<6>};
-  const size_t pairs = (args.dk + 1) / 2;
-  const uint16_t* panels = static_cast<const uint16_t*>(args.keys);
-  for (size_t p0 = 0; p0 < keys; p0 += kBf16DotKeyPanel) {
-    const uint16_t* panel = panels + (t0 + p0) / kBf16DotKeyPanel * pairs * kKeyPairRow;
-    kScorePanels[rows - 1](b.q, b.ldq, panel, pairs, b.scores + p0);
-  }
+  Engine::Scores(args, b, rows, t0, keys);
   for (size_t r = 0; r < rows; ++r) {
     float* HWY_RESTRICT row = b.scores + r * kAttentionKeyTile;
     if (args.softcap > 0.0f) SoftcapRowF32(row, keys, args.softcap * kLog2e);
@@ -220,23 +362,25 @@ HWY_INLINE void ScoreTileBf16(const AttentionHeadArgs& args, const Bf16DotBlock&
   }
 }
 
-HWY_NOINLINE void RunBf16DotAttention(const AttentionHeadArgs& args, size_t q_begin, size_t q_end,
-                                      float* HWY_RESTRICT scratch) {
+template <class Engine>
+HWY_INLINE void RunOnlineSoftmax(const AttentionHeadArgs& args, size_t q_begin, size_t q_end,
+                                 float* HWY_RESTRICT scratch) {
   constexpr float kInf = std::numeric_limits<float>::infinity();
   constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+  constexpr size_t kRows = Engine::kRows;
   const size_t dk = args.dk;
-  const Bf16DotBlock b(scratch, dk);
+  const Bf16DotBlock b(scratch, dk, kRows);
   const RowTag d;
-  float row_max[kBf16DotRows];
-  float row_sum[kBf16DotRows];
-  bool row_bad[kBf16DotRows];
+  float row_max[kRows];
+  float row_sum[kRows];
+  bool row_bad[kRows];
 
-  for (size_t i0 = q_begin; i0 < q_end; i0 += kBf16DotRows) {
-    const size_t rows = HWY_MIN(kBf16DotRows, q_end - i0);
+  for (size_t i0 = q_begin; i0 < q_end; i0 += kRows) {
+    const size_t rows = HWY_MIN(kRows, q_end - i0);
     const size_t lk_block = args.mask.VisibleEnd(i0 + rows - 1, args.lk);
     const size_t t_begin = args.mask.VisibleBegin(i0) / kAttentionKeyTile * kAttentionKeyTile;
     for (size_t r = 0; r < rows; ++r) {
-      RoundRowToBf16(args.q + (i0 + r) * args.ldq, dk, args.scale * kLog2e,
+      RoundRowToBf16(args.q + (i0 + r) * args.ldq, dk, hwy::RoundUpTo(dk, 16), args.scale * kLog2e,
                      reinterpret_cast<uint16_t*>(b.q + r * b.ldq));
       FillRowF32(b.acc + r * b.ldacc, b.ldacc, 0.0f);
       row_max[r] = args.sink * kLog2e;  // a sink is a key of value zero that every row sees
@@ -247,8 +391,8 @@ HWY_NOINLINE void RunBf16DotAttention(const AttentionHeadArgs& args, size_t q_be
     for (size_t t0 = t_begin; t0 < lk_block; t0 += kAttentionKeyTile) {
       const size_t keys = HWY_MIN(kAttentionKeyTile, lk_block - t0);
       if (TileMasked(args.mask, i0, rows, t0, keys)) continue;
-      ScoreTileBf16(args, b, i0, rows, t0, keys);
-      float tile_max[kBf16DotRows];
+      ScoreTileBf16<Engine>(args, b, i0, rows, t0, keys);
+      float tile_max[kRows];
       for (size_t r = 0; r < rows; ++r) {
         tile_max[r] = RowMaxF32(b.scores + r * kAttentionKeyTile, keys);
       }
@@ -266,9 +410,10 @@ HWY_NOINLINE void RunBf16DotAttention(const AttentionHeadArgs& args, size_t q_be
           if (correction != 1.0f) ScaleRowF32(b.acc + r * b.ldacc, dk, correction);
           row_max[r] = new_max;
         }
-        RoundRowToBf16(p, keys, 1.0f, b.p + r * kAttentionKeyTile);
+        // Zeros to a whole AMX step of 32 keys.
+        RoundRowToBf16(p, keys, hwy::RoundUpTo(keys, 32), 1.0f, b.p + r * kAttentionKeyTile);
       }
-      AccumulateValues(args, b, rows, t0, keys);
+      Engine::AccumulateValues(args, b, rows, t0, keys);
     }
     for (size_t r = 0; r < rows; ++r) {
       row_sum[r] =
@@ -289,7 +434,7 @@ HWY_NOINLINE void RunBf16DotAttention(const AttentionHeadArgs& args, size_t q_be
       const size_t keys = HWY_MIN(kAttentionKeyTile, args.lk - t0);
       const size_t visible = t0 < lk_block ? HWY_MIN(keys, lk_block - t0) : 0;
       const bool computed = visible > 0 && !TileMasked(args.mask, i0, rows, t0, visible);
-      if (computed) ScoreTileBf16(args, b, i0, rows, t0, visible);
+      if (computed) ScoreTileBf16<Engine>(args, b, i0, rows, t0, visible);
       for (size_t r = 0; r < rows; ++r) {
         float* HWY_RESTRICT w = args.weights + (i0 + r) * args.ldw + t0;
         if (row_bad[r]) {
@@ -309,6 +454,11 @@ HWY_NOINLINE void RunBf16DotAttention(const AttentionHeadArgs& args, size_t q_be
   }
 }
 
+HWY_NOINLINE void RunBf16DotAttention(const AttentionHeadArgs& args, size_t q_begin, size_t q_end,
+                                      float* HWY_RESTRICT scratch) {
+  RunOnlineSoftmax<VdpEngine>(args, q_begin, q_end, scratch);
+}
+
 // Not inlined: its caller lacks the avx512bf16 attribute.
 HWY_NOINLINE const AttentionKernel* Bf16DotAttentionKernel() {
   static const AttentionKernel kKernel = {"bf16kv_bf16dot_6x4v",  KvType::kBf16,
@@ -317,6 +467,26 @@ HWY_NOINLINE const AttentionKernel* Bf16DotAttentionKernel() {
                                           &RunBf16DotAttention};
   return &kKernel;
 }
+
+#if EDGEATTN_ATTENTION_BF16AMX
+// dk a multiple of 32 on tiles (held only inside the call, so that a thread carries no tile
+// state between calls), any other dk with vdpbf16ps on the same layout.
+HWY_NOINLINE void RunBf16AmxAttention(const AttentionHeadArgs& args, size_t q_begin, size_t q_end,
+                                      float* HWY_RESTRICT scratch) {
+  if (args.dk % 32 != 0) return RunOnlineSoftmax<VdpEngine>(args, q_begin, q_end, scratch);
+  AmxEngine::Configure();
+  RunOnlineSoftmax<AmxEngine>(args, q_begin, q_end, scratch);
+  _tile_release();
+}
+
+HWY_NOINLINE const AttentionKernel* Bf16AmxAttentionKernel() {
+  static const AttentionKernel kKernel = {"bf16kv_bf16amx_16x64", KvType::kBf16,
+                                          &Bf16DotKeysBytes,      &Bf16DotValuesBytes,
+                                          &PackBf16DotKeysValues, &Bf16AmxAttentionScratch,
+                                          &RunBf16AmxAttention};
+  return &kKernel;
+}
+#endif  // EDGEATTN_ATTENTION_BF16AMX
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
@@ -331,6 +501,13 @@ namespace simd {
 namespace HWY_NAMESPACE {
 
 // Exported: plain inline, as a one-target build calls it directly (see attention-inl.h).
+inline std::vector<const AttentionKernel*> ListBf16AmxAttentionKernels() {
+#if EDGEATTN_ATTENTION_BF16AMX
+  if (CpuRunsAmxBf16()) return {Bf16AmxAttentionKernel()};
+#endif
+  return {};
+}
+
 inline std::vector<const AttentionKernel*> ListBf16DotAttentionKernels() {
 #if EDGEATTN_ATTENTION_BF16DOT
   if (CpuHasAvx512Bf16()) return {Bf16DotAttentionKernel()};
@@ -345,4 +522,5 @@ inline std::vector<const AttentionKernel*> ListBf16DotAttentionKernels() {
 HWY_AFTER_NAMESPACE();
 
 #undef EDGEATTN_ATTENTION_BF16DOT
+#undef EDGEATTN_ATTENTION_BF16AMX
 #endif  // EDGEATTN_SIMD_ATTENTION_BF16DOT_INL_H_

@@ -13,7 +13,12 @@
 namespace edgeattn {
 namespace simd {
 
+HWY_EXPORT(ListBf16AmxAttentionKernels);
 HWY_EXPORT(ListBf16DotAttentionKernels);
+
+std::vector<const AttentionKernel*> Bf16AmxAttentionKernels() {
+  return HWY_DYNAMIC_DISPATCH(ListBf16AmxAttentionKernels)();
+}
 
 std::vector<const AttentionKernel*> Bf16DotAttentionKernels() {
   return HWY_DYNAMIC_DISPATCH(ListBf16DotAttentionKernels)();
@@ -73,15 +78,23 @@ void PackBf16DotKeysValues(const float* k, size_t ldk, const float* v, size_t ld
   }
 }
 
-size_t Bf16DotAttentionScratch(size_t dk) {
-  // Per row of a block: the query's bf16 pairs (whole vectors of pairs), fp32 scores, the
-  // tile's bf16 probabilities, accumulators and sums by lane; every part starts on a 64-byte
-  // boundary.
+namespace {
+
+// Per row of a block: the query's bf16 pairs (whole vectors of pairs), fp32 scores, the tile's
+// bf16 probabilities, accumulators and sums by lane; then the AMX kernel's copy of the value pair
+// rows of a tile's last step; every part starts on a 64-byte boundary.
+size_t ScratchFloats(size_t dk, size_t rows) {
   const size_t query_words = RoundUp(KeyPairs(dk), kBf16DotValueAlign);
   const size_t probabilities = kAttentionKeyTile / 2;
-  return kAttentionMaxBlockRows *
-         (query_words + kAttentionKeyTile + probabilities + ValueChannels(dk) + kBf16DotValueAlign);
+  return rows * (query_words + kAttentionKeyTile + probabilities + ValueChannels(dk) +
+                 kBf16DotValueAlign) +
+         kBf16AmxRows * ValueChannels(dk);
 }
+
+}  // namespace
+
+size_t Bf16DotAttentionScratch(size_t dk) { return ScratchFloats(dk, kAttentionMaxBlockRows); }
+size_t Bf16AmxAttentionScratch(size_t dk) { return ScratchFloats(dk, kBf16AmxRows); }
 
 }  // namespace simd
 }  // namespace edgeattn

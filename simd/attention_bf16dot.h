@@ -1,17 +1,19 @@
-// The attention core that computes in bf16 dot products, bf16kv_bf16dot_6x4v: keys and values
-// stored as bf16 (KvType::kBf16, as a bf16 KV cache's), Q K^T and P V on AVX512-BF16 vdpbf16ps,
-// listed where the Highway target has AVX-512 and CPUID reports AVX512-BF16.
+// The attention cores that compute in bf16 dot products, on keys and values stored as bf16
+// (KvType::kBf16, as a bf16 KV cache's), on the x86 AVX-512 targets:
+//   bf16kv_bf16amx_16x64   Q K^T and P V on AMX tiles (tdpbf16ps), where the CPU runs AMX-BF16;
+//                          dk not a multiple of 32 takes the vdpbf16ps products.
+//   bf16kv_bf16dot_6x4v    Q K^T and P V on AVX512-BF16 vdpbf16ps, where CPUID reports it.
+// Both share the layout and the rounding below; their sums differ in order only.
 //
 // Arithmetic (what the tests model):
 //   - each query row is scaled in fp32 by scale * log2(e) (the base-2 units of the fp32 core)
 //     and rounded to bf16 (vcvtneps2bf16: nearest even, subnormals to zero);
 //   - keys and values are rounded to bf16 when packed (nearest even, half_float.h);
-//   - a score is the fp32 sum of exact bf16 x bf16 products, two per vdpbf16ps step, in
-//     channel order (subnormal inputs read as zero);
+//   - a score is the fp32 sum of exact bf16 x bf16 products (subnormal inputs read as zero);
 //   - softcap, masks, sink and the online softmax statistics (row maxima, sums of
 //     exponentials) are the fp32 core's (softmax-inl.h), on those scores;
 //   - the probabilities of a key tile, 2^(s - running max) in fp32, are rounded to bf16 for
-//     P V, accumulated in fp32 by vdpbf16ps two keys at a time; the row's sum of exponentials
+//     P V, accumulated in fp32; the row's sum of exponentials
 //     is taken from the fp32 probabilities, and rescaling and the final division are fp32;
 //   - attention weights (need_weights) are the fp32 probabilities 2^(s - max) / sum of the
 //     bf16 scores, as the fp32 core computes them from its scores.
@@ -36,13 +38,17 @@
 namespace edgeattn {
 namespace simd {
 
-// The bf16 dot-product kernels of the dispatched target this CPU runs (attention.cc lists them
-// after the widening bf16 kernel, to be forced by name where they are not the faster).
+// The AMX and the vdpbf16ps kernels of the dispatched target this CPU runs (attention.cc lists
+// the AMX kernel before the widening bf16 kernel, the vdpbf16ps kernel after it).
+std::vector<const AttentionKernel*> Bf16AmxAttentionKernels();
 std::vector<const AttentionKernel*> Bf16DotAttentionKernels();
 
 // Positions per key panel and value channels per whole vector.
 inline constexpr size_t kBf16DotKeyPanel = 64;
 inline constexpr size_t kBf16DotValueAlign = 16;
+
+// Query rows per block of the AMX kernel (a tile's rows).
+inline constexpr size_t kBf16AmxRows = 16;
 
 }  // namespace simd
 }  // namespace edgeattn

@@ -319,6 +319,51 @@ HWY_INLINE void PrepareQueryRow(const AttentionHeadArgs& args, size_t row, size_
   q.q8_sum[r] = sum;
 }
 
+// scores[r][0, keys) of the block's rows against keys [t0, t0 + keys), with the cap and the
+// masks, in base-2 units (the cap and the masks' additions scaled as the scores are).
+template <class Kv>
+HWY_INLINE void ScoreKvTile(const AttentionHeadArgs& args, const QueryBlock& q, size_t i0,
+                            size_t rows, size_t t0, size_t keys, float* HWY_RESTRICT scores) {
+  Kv::Scores(args, q, rows, t0, keys, scores);
+  for (size_t r = 0; r < rows; ++r) {
+    float* HWY_RESTRICT p = scores + r * kAttentionKeyTile;
+    if (args.softcap > 0.0f) SoftcapRowF32(p, keys, args.softcap * kLog2e);
+    ApplyMaskRow(args.mask, i0 + r, t0, keys, kLog2e, p);
+  }
+}
+
+// need_weights, as the fp32 core (attention-inl.h): a second pass recomputes each tile's scores
+// with the same arithmetic and stores 2^(s - max) / sum with the row's final max and sum; NaN
+// for a poisoned row, zeros for masked keys and for a row with every key masked.
+template <class Kv>
+HWY_NOINLINE void StoreKvWeights(const AttentionHeadArgs& args, const QueryBlock& q, size_t i0,
+                                 size_t rows, size_t lk_block, const float* row_max,
+                                 const float* row_sum, const bool* row_bad,
+                                 float* HWY_RESTRICT scores) {
+  constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+  for (size_t t0 = 0; t0 < args.lk; t0 += kAttentionKeyTile) {
+    const size_t keys = HWY_MIN(kAttentionKeyTile, args.lk - t0);
+    const size_t visible = t0 < lk_block ? HWY_MIN(keys, lk_block - t0) : 0;
+    const bool computed = visible > 0 && !TileMasked(args.mask, i0, rows, t0, visible);
+    if (computed) ScoreKvTile<Kv>(args, q, i0, rows, t0, visible, scores);
+    for (size_t r = 0; r < rows; ++r) {
+      float* HWY_RESTRICT w = args.weights + (i0 + r) * args.ldw + t0;
+      if (row_bad[r]) {
+        FillRowF32(w, keys, kNaN);
+        continue;
+      }
+      size_t done = 0;
+      if (computed && row_sum[r] != 0.0f) {
+        float* HWY_RESTRICT p = scores + r * kAttentionKeyTile;
+        Exp2ShiftSumF32(p, visible, row_max[r]);
+        StoreRowScaledF32(p, visible, 1.0f / row_sum[r], w);
+        done = visible;
+      }
+      FillRowF32(w + done, keys - done, 0.0f);
+    }
+  }
+}
+
 template <class Kv>
 HWY_NOINLINE void RunCompactKvAttention(const AttentionHeadArgs& args, size_t q_begin, size_t q_end,
                                         float* HWY_RESTRICT scratch) {
@@ -355,12 +400,9 @@ HWY_NOINLINE void RunCompactKvAttention(const AttentionHeadArgs& args, size_t q_
     for (size_t t0 = t_begin; t0 < lk_block; t0 += kAttentionKeyTile) {
       const size_t keys = HWY_MIN(kAttentionKeyTile, lk_block - t0);
       if (TileMasked(args.mask, i0, rows, t0, keys)) continue;
-      Kv::Scores(args, q, rows, t0, keys, scores);
+      ScoreKvTile<Kv>(args, q, i0, rows, t0, keys, scores);
       for (size_t r = 0; r < rows; ++r) {
         float* HWY_RESTRICT p = scores + r * kAttentionKeyTile;
-        // Base-2 units: the cap and the masks' additions scaled as the scores are.
-        if (args.softcap > 0.0f) SoftcapRowF32(p, keys, args.softcap * kLog2e);
-        ApplyMaskRow(args.mask, i0 + r, t0, keys, kLog2e, p);
         // The maximum may miss a NaN score; then the row's sum of exponentials is NaN.
         const float new_max = HWY_MAX(row_max[r], RowMaxF32(p, keys));
         if (new_max == kInf || (new_max == -kInf && RowHasNaNF32(p, keys))) row_bad[r] = true;
@@ -387,6 +429,9 @@ HWY_NOINLINE void RunCompactKvAttention(const AttentionHeadArgs& args, size_t q_
       } else {
         StoreRowScaledF32(acc + r * ldacc, dk, 1.0f / row_sum[r], out);
       }
+    }
+    if (args.weights != nullptr) {
+      StoreKvWeights<Kv>(args, q, i0, rows, lk_block, row_max, row_sum, row_bad, scores);
     }
   }
 }

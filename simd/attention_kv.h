@@ -20,7 +20,8 @@
 //       holding k + 128 (vpdpbusd's unsigned operand), then the 64 positions' fp32 scales.
 //   int8 values: rows of RoundUp(dk, 16) int8 (zero past dk) and the row's fp32 scale.
 //
-// These kernels serve KV caches: Decode asks for no attention weights (args.weights is null).
+// need_weights: every kernel writes the softmax probabilities when args.weights is set, with the
+// fp32 kernel's rules (a second pass over the key tiles; zeros for masked keys, NaN rows).
 #ifndef EDGEATTN_SIMD_ATTENTION_KV_H_
 #define EDGEATTN_SIMD_ATTENTION_KV_H_
 

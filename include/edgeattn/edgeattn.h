@@ -1,7 +1,13 @@
 /* edgeattn C API (C99): multi-head attention as PyTorch's nn.MultiheadAttention computes it,
  * for apps that call in from C, JNI, Swift or any FFI. Nothing thrown crosses this boundary:
  * every call returns a status, and on failure edgeattn_last_error() describes it (which
- * argument, what was expected, what came). Tensors are row-major float32. */
+ * argument, what was expected, what came). Tensors are row-major float32.
+ *
+ * Compatibility: the structs a caller fills in grow only by fields appended at their end, whose
+ * zero keeps the earlier behaviour (e.g. edgeattn_config.kv_format, 0: fp32); zero-initialise
+ * them (= {0}) so that a rebuild against a newer header changes nothing. The struct sizes are
+ * part of the ABI: a program built against older headers is rebuilt for a new 0.x minor version
+ * (the shared library's SONAME changes with it; docs/packaging.md). */
 #ifndef EDGEATTN_EDGEATTN_H_
 #define EDGEATTN_EDGEATTN_H_
 
@@ -33,15 +39,18 @@ typedef enum edgeattn_precision {
   EDGEATTN_FP32 = 0,
   EDGEATTN_INT8 = 1,
   EDGEATTN_BF16 = 2, /* bf16 projection weights (Precision::kBf16) */
-  EDGEATTN_FP16 = 3  /* fp16 projection weights (Precision::kFp16) */
+  EDGEATTN_FP16 = 3, /* fp16 projection weights (Precision::kFp16) */
+  EDGEATTN_AUTO = 4  /* this CPU's choice (Precision::kAuto; docs/precision.md, "auto") */
 } edgeattn_precision;
 
-/* How a KV cache stores keys and values (edgeattn::KvFormat; docs/decoding.md). */
+/* How keys and values are stored for the attention core, per forward call and in a KV cache
+ * (edgeattn::KvFormat; docs/precision.md, docs/decoding.md). */
 typedef enum edgeattn_kv_format {
   EDGEATTN_KV_FP32 = 0,
   EDGEATTN_KV_BF16 = 1,
   EDGEATTN_KV_FP16 = 2,
-  EDGEATTN_KV_INT8 = 3
+  EDGEATTN_KV_INT8 = 3,
+  EDGEATTN_KV_AUTO = 4 /* this CPU's choice for forward calls, or for a cache (KvFormat::kAuto) */
 } edgeattn_kv_format;
 
 typedef enum edgeattn_rotary_layout {
@@ -73,8 +82,10 @@ typedef struct edgeattn_config {
   /* The projection and attention kernels by name (`edgeattn info` lists this CPU's); NULL or
    * "": the best. */
   const char* projection_kernel;
-  const char* attention_kernel;
+  const char* attention_kernel; /* one of the kv_format's kernels */
   edgeattn_attention_math math;
+  int kv_format; /* an edgeattn_kv_format: how forward calls store keys and values, and the
+                    format of edgeattn_kv_cache_create's caches; 0: fp32 */
 } edgeattn_config;
 
 /* Sizes are element counts, checked against d_model. A NULL bias means no bias. The input
@@ -125,6 +136,7 @@ typedef struct edgeattn_load_options {
   const char* attention_kernel;
   edgeattn_attention_math math; /* as LoadOptions::math: sinks and Q/K norm weights of a
                                    Llama-family layer are read from the file */
+  int kv_format;                 /* as in edgeattn_config */
 } edgeattn_load_options;
 
 typedef enum edgeattn_attention_weights {

@@ -48,9 +48,11 @@ inline constexpr std::size_t kMaxBatch = 1 << 16;
 // bf16, fp16: the weights are held as 16-bit floats (rounded to nearest even when the operator
 // is built from float weights; F16/BF16 safetensors tensors are packed as they are), half the
 // memory of fp32; the kernel says how activations meet them (docs/precision.md).
-enum class Precision { kFp32, kInt8, kBf16, kFp16 };
+// auto: what AutoChoiceForThisCpu() picks, resolved when the operator is built (config()
+// reports the resolved format).
+enum class Precision { kFp32, kInt8, kBf16, kFp16, kAuto };
 
-// "fp32", "int8", "bf16" or "fp16"; "unknown" for a value outside the enum.
+// "fp32", "int8", "bf16", "fp16" or "auto"; "unknown" for a value outside the enum.
 EDGEATTN_API const char* PrecisionName(Precision precision);
 
 // Values per activation scale in int8 mode: a multiple of 4. Smaller blocks follow outlier
@@ -97,6 +99,30 @@ struct AttentionMath {
   float rotary_scaling = 1.0f;  // linear position interpolation: positions / rotary_scaling
 };
 
+// How keys and values are stored for the attention core: a forward call's (Config::kv_format)
+// and a KvCache's (docs/decoding.md, "Cache formats"; docs/precision.md). fp32: as computed.
+// bf16, fp16: rounded to nearest even (half the bytes; a projected key or value past fp16's
+// 65504 makes the call throw edgeattn::Error, leaving a cache as it was).
+// int8: one fp32 scale per position and key/value head (max |x| / 127), about a quarter of the
+// bytes; the decode step quantizes each query row the same way and scores in integers.
+// Keys are stored rotated (AttentionMath::rotary) in every format. auto: what
+// AutoChoiceForThisCpu() picks for forward calls (Config::kv_format, resolved when the operator
+// is built) or for a cache (KvCacheOptions::format, resolved when the cache is made).
+enum class KvFormat { kFp32, kBf16, kFp16, kInt8, kAuto };
+
+// "fp32", "bf16", "fp16", "int8" or "auto"; "unknown" for a value outside the enum.
+EDGEATTN_API const char* KvFormatName(KvFormat format);
+
+// What the auto formats resolve to on this CPU: the fastest combination that meets the accuracy
+// bounds, by the rule and measurements in docs/precision.md ("auto"). Each format's kernel is
+// then the best this CPU runs for it (ProjectionKernels / AttentionKernels, best first).
+struct AutoChoice {
+  Precision precision;  // Precision::kAuto
+  KvFormat kv_format;   // Config::kv_format = kAuto: a forward call's keys and values
+  KvFormat cache_format;  // KvCacheOptions::format = kAuto: a decode cache's
+};
+EDGEATTN_API AutoChoice AutoChoiceForThisCpu();
+
 struct Config {
   std::size_t d_model = 0;
   std::size_t num_heads = 0;
@@ -108,10 +134,15 @@ struct Config {
   // The projection kernel, by name (e.g. "qd8_qc8w_i16"); empty: the best this CPU runs for the
   // precision. `edgeattn info` lists the kernels of this CPU; one it cannot run is an error.
   std::string projection_kernel = "";
-  // The attention-core kernel, by name (e.g. "f32kv_f32_6x4v"); empty: the best this CPU runs.
-  // It also sets how a KvCache made for the operator stores keys and values.
+  // The attention-core kernel, by name (e.g. "f32kv_f32_6x4v"); empty: the best this CPU runs
+  // for kv_format. A named kernel must store keys and values as kv_format does
+  // (AttentionKernels(kv_format) lists them); one of another format is an error.
   std::string attention_kernel = "";
   AttentionMath math{};
+  // How Forward packs each call's keys and values for the attention core, and the format of a
+  // KvCache made for the operator without KvCacheOptions (docs/precision.md). fp32 by default;
+  // kAuto: AutoChoiceForThisCpu().kv_format, as config() then reports.
+  KvFormat kv_format = KvFormat::kFp32;
 };
 
 // An array and its element count (checked against the shape it must have).
@@ -227,6 +258,8 @@ struct LoadOptions {
   // the best this CPU runs.
   std::string projection_kernel = "";
   std::string attention_kernel = "";
+  // As Config::kv_format (not recorded in files).
+  KvFormat kv_format = KvFormat::kFp32;
   // As Config::math. A Llama-family layer's learned `sinks` (gpt-oss) are used when present;
   // its `q_norm.weight` and `k_norm.weight` (Qwen3) with math.qk_norm (strict loading refuses
   // them without). int8 files hold neither.
@@ -236,28 +269,19 @@ struct LoadOptions {
 // The projection kernels this CPU runs for `precision`, best first: the names
 // Config::projection_kernel accepts.
 EDGEATTN_API std::vector<std::string> ProjectionKernels(Precision precision);
-// The attention-core kernels this CPU runs, best first: the names Config::attention_kernel
-// accepts.
+// The fp32 attention-core kernels this CPU runs, best first: AttentionKernels(KvFormat::kFp32).
 EDGEATTN_API std::vector<std::string> AttentionKernels();
 
-// How a KvCache stores keys and values (docs/decoding.md, "Cache formats"). fp32: as computed.
-// bf16, fp16: rounded to nearest even (half the bytes; fp16 overflows to infinity past 65504).
-// int8: one fp32 scale per position and key/value head (max |x| / 127), about a quarter of the
-// bytes; the decode step quantizes each query row the same way and scores in integers.
-// Keys are stored rotated (AttentionMath::rotary) in every format.
-enum class KvFormat { kFp32, kBf16, kFp16, kInt8 };
-
-// "fp32", "bf16", "fp16" or "int8"; "unknown" for a value outside the enum.
-EDGEATTN_API const char* KvFormatName(KvFormat format);
-
-// The attention-core kernels this CPU runs on a cache of `format`, best first: the names
-// KvCacheOptions::attention_kernel accepts.
+// The attention-core kernels this CPU runs on keys and values stored as `format`, best first:
+// the names Config::attention_kernel (with that kv_format) and KvCacheOptions::attention_kernel
+// accept.
 EDGEATTN_API std::vector<std::string> AttentionKernels(KvFormat format);
 
 struct KvCacheOptions {
   KvFormat format = KvFormat::kFp32;
   // The attention kernel of the cache's decode steps, by name (one of AttentionKernels(format));
-  // empty: the operator's own for fp32, else the best this CPU runs for the format.
+  // empty: the operator's own when the format is the operator's kv_format, else the best this
+  // CPU runs for the format.
   std::string attention_kernel = "";
 };
 
@@ -266,8 +290,8 @@ class SafetensorsFile;
 
 // Keys and values of earlier positions for incremental decoding with
 // MultiheadAttention::Decode: room for max_length positions of `batch` sequences, allocated
-// once (packed for the attention core, in the format of KvCacheOptions). Each sequence has its own length (a ragged
-// batch; docs/decoding.md). For an operator with a window (AttentionMath::window) it holds only
+// once (packed for the attention core in the operator's Config::kv_format, or that of
+// KvCacheOptions). Each sequence has its own length (a ragged batch; docs/decoding.md). For an operator with a window (AttentionMath::window) it holds only
 // the last slots() positions of each sequence as a ring, whatever max_length is: a step may add
 // at most slots() - window + 1 positions once the ring is full, and Truncate rolls back only as
 // far as the ring still holds every key the next step needs. One call at a time: a Decode,

@@ -95,12 +95,16 @@ std::vector<MathCase> Cases() {
   return cases;
 }
 
-void CheckForward(const MathCase& c, Precision precision, bool causal) {
+void CheckForward(const MathCase& c, Precision precision, bool causal,
+                  KvFormat kv_format = KvFormat::kFp32) {
   SCOPED_TRACE(::testing::Message() << c.name << (causal ? " causal " : " ")
-                                    << (precision == Precision::kInt8 ? "int8" : "fp32"));
+                                    << PrecisionName(precision) << " K/V "
+                                    << KvFormatName(kv_format));
   const MathModel model(c.math, c.sinks);
   const std::size_t batch = 2, lq = 300, lk = 290, d = 64;
-  const MultiheadAttention mha(model.config(precision), model.view());
+  Config config = model.config(precision);
+  config.kv_format = kv_format;
+  const MultiheadAttention mha(config, model.view());
   const std::vector<float> q = RandomNormal(batch * lq * d, 11);
   const std::vector<float> kv = RandomNormal(batch * lk * d, 12);
   std::vector<std::size_t> positions(lq), key_positions(lk);
@@ -120,7 +124,9 @@ void CheckForward(const MathCase& c, Precision precision, bool causal) {
   ASSERT_EQ(0, std::memcmp(one.data(), three.data(), one.size() * sizeof(float)));
   ReferenceForward(model.config(Precision::kFp32), model.view(), tq, tkv, tkv,
                    {ref.data(), batch, lq, d}, options);
-  if (precision == Precision::kFp32) {
+  if (kv_format != KvFormat::kFp32) {
+    EXPECT_GE(Cosine(one, ref), kv_format == KvFormat::kInt8 ? 0.9995 : 0.9999);
+  } else if (precision == Precision::kFp32) {
     EXPECT_LE(MaxAbsDiff(one, ref), 4.0 * (2 * d + lk) * kFloatEps * (1.0 + MaxAbs(ref)));
   } else {
     EXPECT_GE(Cosine(one, ref), 0.999);
@@ -132,6 +138,16 @@ TEST(AttentionMathTest, ForwardMatchesReference) {
     for (Precision precision : {Precision::kFp32, Precision::kInt8}) {
       CheckForward(c, precision, false);
       CheckForward(c, precision, true);
+    }
+  }
+}
+
+// Every K/V format with every feature of the step (windows, soft caps, sinks, rotary keys).
+TEST(AttentionMathTest, ForwardOnCompactKeysValuesMeetsTheBounds) {
+  for (const MathCase& c : Cases()) {
+    for (KvFormat format : {KvFormat::kBf16, KvFormat::kFp16, KvFormat::kInt8}) {
+      CheckForward(c, Precision::kFp32, false, format);
+      CheckForward(c, Precision::kFp32, true, format);
     }
   }
 }

@@ -1,5 +1,5 @@
 // Masks, padded batches, attention weights and grouped-query heads on the fast paths (fp32 and
-// int8, several thread counts) against the float reference.
+// int8 projections, every K/V format, several thread counts) against the float reference.
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -100,15 +100,21 @@ const Variant kVariants[] = {
     {"averaged_weights", false, true, true, false, true, AttentionWeights::kAveraged},
 };
 
+// The bounds on normal data: cosine against the float reference.
+double CompactKvBound(KvFormat format) { return format == KvFormat::kInt8 ? 0.9995 : 0.9999; }
+
 void CheckOptions(std::size_t d, std::size_t heads, std::size_t kv_heads, std::size_t lq,
-                  std::size_t lk, Precision precision) {
+                  std::size_t lk, Precision precision, KvFormat kv_format = KvFormat::kFp32) {
   const GqaModel model(d, heads, kv_heads, 11 * d + heads + kv_heads);
-  const MultiheadAttention mha(model.with(precision), model.view());
+  Config config = model.with(precision);
+  config.kv_format = kv_format;
+  const MultiheadAttention mha(config, model.view());
   const Inputs in(3, lq, lk, d, 100 + lq);
   for (const Variant& v : kVariants) {
     SCOPED_TRACE(::testing::Message() << v.name << " d=" << d << " heads=" << heads << "/"
                                       << kv_heads << " Lq=" << lq << " Lk=" << lk << " "
-                                      << (precision == Precision::kInt8 ? "int8" : "fp32"));
+                                      << PrecisionName(precision) << " K/V "
+                                      << KvFormatName(kv_format));
     OptionArrays ref_opts(v, in, heads, 7);
     std::vector<float> ref(in.q.size());
     ReferenceForward(model.config, model.view(), in.tq(), in.tk(), in.tv(),
@@ -121,7 +127,11 @@ void CheckOptions(std::size_t d, std::size_t heads, std::size_t kv_heads, std::s
       Context context(threads);
       mha.Forward(context, in.tq(), in.tk(), in.tv(), {out.data(), in.batch, lq, d},
                   opts.options);
-      if (precision == Precision::kFp32) {
+      if (kv_format != KvFormat::kFp32) {
+        // Probabilities from rounded keys: off by about |score| times the format's step.
+        ASSERT_GE(Cosine(out, ref), CompactKvBound(kv_format));
+        ASSERT_LE(MaxAbsDiff(opts.weights, ref_opts.weights), 0.02);
+      } else if (precision == Precision::kFp32) {
         const double tol = 4.0 * (2 * d + lk) * kFloatEps * (1.0 + MaxAbs(ref));
         ASSERT_LE(MaxAbsDiff(out, ref), tol);
         ASSERT_LE(MaxAbsDiff(opts.weights, ref_opts.weights), (lk + d) * 8 * kFloatEps);
@@ -153,6 +163,15 @@ TEST(AttentionOptionsTest, MatchReferenceFp32) {
   CheckOptions(48, 6, 6, 70, 130, Precision::kFp32);
   CheckOptions(48, 6, 2, 300, 300, Precision::kFp32);  // more than one key tile, GQA
   CheckOptions(32, 4, 1, 5, 9, Precision::kFp32);      // multi-query
+}
+
+TEST(AttentionOptionsTest, MatchReferenceCompactKv) {
+  for (KvFormat format : {KvFormat::kBf16, KvFormat::kFp16, KvFormat::kInt8}) {
+    CheckOptions(48, 6, 6, 70, 130, Precision::kFp32, format);
+    CheckOptions(48, 6, 2, 300, 300, Precision::kFp32, format);
+    CheckOptions(32, 4, 1, 5, 9, Precision::kFp32, format);
+  }
+  CheckOptions(64, 8, 2, 33, 300, Precision::kInt8, KvFormat::kInt8);
 }
 
 TEST(AttentionOptionsTest, MatchReferenceInt8) {

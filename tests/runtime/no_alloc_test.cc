@@ -1,12 +1,12 @@
 // The hot path allocates nothing: after the first forward call has sized the context's
 // workspace, further calls make no heap allocation through operator new. This binary replaces
 // the global operator new to count them.
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <cstdlib>
 #include <new>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "edgeattn/edgeattn.hpp"
 #include "runtime/benchmark_case.h"
@@ -32,23 +32,27 @@ namespace {
 TEST(NoAllocationTest, ForwardAfterTheFirstCall) {
   for (const ShapeSpec& s : {ContractShapes()[0], ContractShapes()[1]}) {
     for (Precision precision : {Precision::kFp32, Precision::kInt8}) {
-      const RandomModel model(s.d_model, s.heads);
-      Config config = model.config;
-      config.precision = precision;
-      const MultiheadAttention mha(config, model.view());
-      const std::vector<float> x = RandomActivations(s.seq * s.d_model);
-      std::vector<float> y(x.size());
-      const auto pool = MakeThreadPoolExecutor(2);
-      Context tbb(2), one(1), pooled(*pool);
-      for (Context* context : {&one, &tbb, &pooled}) {
-        mha.Forward(*context, {x.data(), 1, s.seq, s.d_model}, {y.data(), 1, s.seq, s.d_model});
-        const long before = allocations.load();
-        for (int i = 0; i < 20; ++i) {
+      for (KvFormat kv_format :
+           {KvFormat::kFp32, KvFormat::kBf16, KvFormat::kFp16, KvFormat::kInt8}) {
+        const RandomModel model(s.d_model, s.heads);
+        Config config = model.config;
+        config.precision = precision;
+        config.kv_format = kv_format;
+        const MultiheadAttention mha(config, model.view());
+        const std::vector<float> x = RandomActivations(s.seq * s.d_model);
+        std::vector<float> y(x.size());
+        const auto pool = MakeThreadPoolExecutor(2);
+        Context tbb(2), one(1), pooled(*pool);
+        for (Context* context : {&one, &tbb, &pooled}) {
           mha.Forward(*context, {x.data(), 1, s.seq, s.d_model}, {y.data(), 1, s.seq, s.d_model});
+          const long before = allocations.load();
+          for (int i = 0; i < 20; ++i) {
+            mha.Forward(*context, {x.data(), 1, s.seq, s.d_model}, {y.data(), 1, s.seq, s.d_model});
+          }
+          EXPECT_EQ(allocations.load() - before, 0)
+              << s.name << " " << PrecisionName(precision) << " K/V " << KvFormatName(kv_format)
+              << " " << context->threads() << " threads";
         }
-        EXPECT_EQ(allocations.load() - before, 0)
-            << s.name << (precision == Precision::kInt8 ? " int8 " : " fp32 ")
-            << context->threads() << " threads";
       }
     }
   }
@@ -72,7 +76,8 @@ TEST(NoAllocationTest, DecodeStepAfterTheFirst) {
     Context context(2);
     mha.Decode(context, {x.data(), 1, 1, 64}, cache, {y.data(), 1, 1, 64});
     const long before = allocations.load();
-    for (int i = 0; i < 20; ++i) mha.Decode(context, {x.data(), 1, 1, 64}, cache, {y.data(), 1, 1, 64});
+    for (int i = 0; i < 20; ++i)
+      mha.Decode(context, {x.data(), 1, 1, 64}, cache, {y.data(), 1, 1, 64});
     EXPECT_EQ(allocations.load() - before, 0) << KvFormatName(format);
   }
 }

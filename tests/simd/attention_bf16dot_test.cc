@@ -1,11 +1,11 @@
-// The bf16 dot-product attention core (bf16kv_bf16dot_6x4v) on every compiled target that
-// lists it, against a scalar model of its rounding (simd/attention_bf16dot.h): the query row
-// scaled in fp32 and rounded to bf16, keys and values rounded to bf16, then softmax and P V in
-// double precision, within a bound derived from the kernel's fp32 sums and its bf16
-// probabilities. Integer data whose base-2 scores are exact integers makes every probability a
-// power of two, which bf16 holds exactly: those cases are checked to the fp32 sums' bound
-// alone, tight enough to see one key too many or too few. Then the accuracy bound
-// against float attention on the unrounded data.
+// The bf16 dot-product attention cores (bf16kv_bf16dot_6x4v on vdpbf16ps, bf16kv_bf16amx_16x64
+// on AMX tiles) on every compiled target that lists them, against a scalar model of its rounding
+// (simd/attention_bf16dot.h): the query row scaled in fp32 and rounded to bf16, keys and values
+// rounded to bf16, then softmax and P V in double precision, within a bound derived from the
+// kernel's fp32 sums and its bf16 probabilities. Integer data whose base-2 scores are exact
+// integers makes every probability a power of two, which bf16 holds exactly: those cases are
+// checked to the fp32 sums' bound alone, tight enough to see one key too many or too few. Then the
+// issue's accuracy bound against float attention on the unrounded data.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -20,6 +20,7 @@
 #include "hwy/highway.h"
 #include "hwy/tests/hwy_gtest.h"
 #include "simd/attention.h"
+#include "simd/attention_bf16dot.h"
 #include "simd/cpu_features.h"
 #include "simd/half_float.h"
 #include "simd/highway_compat.h"
@@ -36,15 +37,28 @@ using testing_support::kFloatEps;
 using testing_support::RandomNormal;
 using testing_support::TestRandom;
 
-constexpr const char* kName = "bf16kv_bf16dot_6x4v";
+constexpr const char* kNames[] = {"bf16kv_bf16dot_6x4v", "bf16kv_bf16amx_16x64"};
 constexpr float kLog2e = 1.44269504088896340736f;
 // Unit roundoff of bf16 (8 significant bits).
 constexpr double kBf16Eps = 1.0 / (1 << 9);
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
-// The kernel on the target under test, or null where the target or the CPU lacks it.
-const simd::AttentionKernel* Kernel() {
-  return simd::FindAttentionKernel(simd::KvType::kBf16, kName);
+// Whether the target under test lists the kernel on this CPU.
+bool Expected(const char* name) {
+  if (!EDGEATTN_TARGET_HAS_AVX512) return false;
+  if (std::strcmp(name, "bf16kv_bf16dot_6x4v") == 0) return simd::CpuHasAvx512Bf16();
+  return HWY_ARCH_X86_64 && simd::CpuRunsAmxBf16();
+}
+
+// Runs check on every kernel of kNames the target under test lists.
+void ForEachKernel(void (*check)(const simd::AttentionKernel&)) {
+  for (const char* name : kNames) {
+    const simd::AttentionKernel* kernel = simd::FindAttentionKernel(simd::KvType::kBf16, name);
+    if (kernel == nullptr) continue;
+    SCOPED_TRACE(name);
+    check(*kernel);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
 }
 
 double RoundBf16(float x) { return simd::F32FromBf16(simd::Bf16FromF32(x)); }
@@ -269,24 +283,27 @@ void CheckCase(const simd::AttentionKernel& kernel, const Case& c) {
       << "a split of the rows or weights changed the output";
 }
 
-// Listed exactly where the target has AVX-512 and the CPU AVX512-BF16, after the widening bf16
-// kernel; the checks below run on those targets.
+// Each kernel listed exactly where the target has AVX-512 and the CPU the instructions (AMX:
+// and the permission to use the tiles); the AMX kernel first of the bf16 kernels, the
+// vdpbf16ps one after the widening kernel.
 void TestBf16DotListed() {
   ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(HWY_TARGET));
-  const bool expected = EDGEATTN_TARGET_HAS_AVX512 && simd::CpuHasAvx512Bf16();
-  const simd::AttentionKernel* kernel = Kernel();
-  ASSERT_EQ(kernel != nullptr, expected);
-  if (kernel == nullptr) return;
-  EXPECT_EQ(simd::AttentionKernels(simd::KvType::kBf16).back(), kernel);
-  EXPECT_EQ(kernel->kv, simd::KvType::kBf16);
+  const std::vector<const simd::AttentionKernel*> kernels =
+      simd::AttentionKernels(simd::KvType::kBf16);
+  for (const char* name : kNames) {
+    const simd::AttentionKernel* kernel = simd::FindAttentionKernel(simd::KvType::kBf16, name);
+    ASSERT_EQ(kernel != nullptr, Expected(name)) << name;
+    if (kernel == nullptr) continue;
+    EXPECT_EQ(kernel->kv, simd::KvType::kBf16);
+    const bool amx = std::strcmp(name, "bf16kv_bf16amx_16x64") == 0;
+    EXPECT_EQ(amx, kernels.front() == kernel) << name;
+  }
 }
 
 // Every size and tail: rows 1 to 300 (blocks of 6 and their remainders), keys across panel
 // (64) and tile (256) edges and odd counts (a lone last key in a value pair), dk 1 to 8 (a lone
 // last channel), 17, 32, 63, 64, 80, 128; unmasked and causal, alternately exact, with weights.
-void TestBf16DotSizes() {
-  const simd::AttentionKernel* kernel = Kernel();
-  if (kernel == nullptr) return;
+void CheckSizes(const simd::AttentionKernel& kernel) {
   uint32_t seed = 100;
   for (size_t dk : {1, 2, 3, 4, 5, 6, 7, 8, 17, 32, 63, 64, 80, 128}) {
     for (size_t lk : {1, 3, 17, 63, 129, 300}) {
@@ -302,7 +319,7 @@ void TestBf16DotSizes() {
         c.offset = lk > lq ? lk - lq : 0;
         c.weights = seed % 4 < 2;
         if (lq > 2) c.cuts = std::vector<size_t>{1, lq / 2};
-        CheckCase(*kernel, c);
+        CheckCase(kernel, c);
         if (::testing::Test::HasFatalFailure()) return;
       }
     }
@@ -312,9 +329,7 @@ void TestBf16DotSizes() {
 // Masks with the fp32 core's rules: additive (values and -inf holes, a row with every key
 // masked), key lengths (whole masked panels and tiles), causal with an offset, sliding windows,
 // a ring of slots, softcap and a sink; with weights.
-void TestBf16DotMasks() {
-  const simd::AttentionKernel* kernel = Kernel();
-  if (kernel == nullptr) return;
+void CheckMasks(const simd::AttentionKernel& kernel) {
   uint32_t seed = 5000;
   for (size_t dk : {3, 17, 64}) {
     for (size_t lk : {1, 17, 129, 300, 513}) {
@@ -362,7 +377,7 @@ void TestBf16DotMasks() {
               c.softcap = 2.0f;
               break;
           }
-          CheckCase(*kernel, c);
+          CheckCase(kernel, c);
           if (::testing::Test::HasFatalFailure()) return;
         }
       }
@@ -372,19 +387,17 @@ void TestBf16DotMasks() {
 
 // Keys and values past a causal block's last visible key (an odd count of them: a value pair
 // half in, half out) and tiles before a window hold NaN without reaching any result.
-void TestBf16DotSkipsMaskedKeys() {
-  const simd::AttentionKernel* kernel = Kernel();
-  if (kernel == nullptr) return;
+void CheckSkipsMaskedKeys(const simd::AttentionKernel& kernel) {
   for (size_t lk : {23, 300, 700}) {
     for (size_t window : {size_t{0}, size_t{72}}) {
       Case c;
       c.lq = 21;
       c.lk = lk;
-      c.dk = 8;
+      c.dk = lk == 300 ? 8 : 32;
       c.causal = true;
       c.window = window;
       c.offset = window == 0 ? 0 : lk - c.lq;
-      Head h(*kernel, c);
+      Head h(kernel, c);
       std::vector<float> out(c.lq * h.ld), with_nan(c.lq * h.ld);
       h.Run(h.Args(out.data(), nullptr), {});
       // Never read: keys past the last row's position, and tiles of 256 wholly before the
@@ -403,16 +416,14 @@ void TestBf16DotSkipsMaskedKeys() {
 
 // NaN and infinity as the fp32 core treats them: a NaN query or a +inf score makes the row NaN,
 // a -inf score only removes its key.
-void TestBf16DotNonFinite() {
-  const simd::AttentionKernel* kernel = Kernel();
-  if (kernel == nullptr) return;
+void CheckNonFinite(const simd::AttentionKernel& kernel) {
   for (size_t lk : {5, 300}) {
     Case c;
     c.lq = 4;
     c.lk = lk;
-    c.dk = 17;
+    c.dk = lk == 5 ? 17 : 32;
     c.seed = 77;
-    Head h(*kernel, c);
+    Head h(kernel, c);
     h.q[1 * h.ld + 3] = NAN;               // row 1: every score NaN
     h.k[(lk - 1) * h.ld + 2] = HUGE_VALF;  // +-inf scores
     h.q[2 * h.ld + 2] = 0.0f;              // row 2: 0 * inf = NaN
@@ -467,15 +478,19 @@ double CosineToFloat(const simd::AttentionKernel& kernel, bool outliers) {
   return Cosine(got, want);
 }
 
-void TestBf16DotAccuracyBound() {
-  const simd::AttentionKernel* kernel = Kernel();
-  if (kernel == nullptr) return;
-  const double normal = CosineToFloat(*kernel, false), outliers = CosineToFloat(*kernel, true);
-  std::cout << kName << " cosine vs float attention: " << normal << " (normal), " << outliers
+void CheckAccuracyBound(const simd::AttentionKernel& kernel) {
+  const double normal = CosineToFloat(kernel, false), outliers = CosineToFloat(kernel, true);
+  std::cout << kernel.name << " cosine vs float attention: " << normal << " (normal), " << outliers
             << " (outliers)\n";
   EXPECT_GE(normal, 0.9999);
   EXPECT_GE(outliers, 0.999);
 }
+
+void TestBf16DotSizes() { ForEachKernel(CheckSizes); }
+void TestBf16DotMasks() { ForEachKernel(CheckMasks); }
+void TestBf16DotSkipsMaskedKeys() { ForEachKernel(CheckSkipsMaskedKeys); }
+void TestBf16DotNonFinite() { ForEachKernel(CheckNonFinite); }
+void TestBf16DotAccuracyBound() { ForEachKernel(CheckAccuracyBound); }
 
 }  // namespace
 // NOLINTNEXTLINE(google-readability-namespace-comments)

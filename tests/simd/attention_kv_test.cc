@@ -31,12 +31,15 @@ using testing_support::RandomNormal;
 constexpr simd::KvType kCompactTypes[] = {simd::KvType::kBf16, simd::KvType::kF16,
                                           simd::KvType::kI8};
 
-// The kernels modelled here: those with fp32 queries and probabilities (the bf16 dot-product
-// core rounds both: attention_bf16dot_test.cc models it).
+// The kernels modelled here: those with fp32 queries and probabilities. The bf16 cores (their
+// arithmetic named bf16dot or bf16amx, after "kv_") round both: attention_bf16dot_test.cc
+// models them.
 std::vector<const simd::AttentionKernel*> ModelledKernels(simd::KvType type) {
   std::vector<const simd::AttentionKernel*> kernels;
   for (const simd::AttentionKernel* kernel : simd::AttentionKernels(type)) {
-    if (std::strstr(kernel->name, "_bf16dot_") == nullptr) kernels.push_back(kernel);
+    if (std::strncmp(std::strstr(kernel->name, "kv_") + 3, "bf16", 4) != 0) {
+      kernels.push_back(kernel);
+    }
   }
   return kernels;
 }
@@ -213,6 +216,114 @@ void CheckMatchesModel(const simd::AttentionKernel& kernel) {
   }
 }
 
+// need_weights against the model: an additive mask with -inf holes and one row with every key
+// masked, key padding over a whole tile, causal with an offset, a window, a soft cap and a sink;
+// the weights and outputs, nothing written past a row's weights, and any split of rows
+// bit-identical.
+void CheckWeightsMatchModel(const simd::AttentionKernel& kernel) {
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  uint32_t seed = 700;
+  for (size_t dk : {1, 17, 64}) {
+    for (size_t lk : {3, 63, 300, 513}) {
+      for (size_t lq : {1, 9, 17}) {
+        for (int variant = 0; variant < 4; ++variant) {
+          Head head(kernel, lq, lk, dk, seed);
+          seed += 3;
+          std::vector<float> mask = RandomNormal(lq * (lk + 1), seed);
+          for (size_t i = 0; i < mask.size(); ++i) {
+            if (i % 7 == 3 || i / (lk + 1) == 2) mask[i] = kNegInf;
+          }
+          std::vector<float> key_bias(lk, 0.0f);
+          for (size_t j = 0; j < lk; ++j) {
+            if (j % 2 == 1 || (lk > 256 && j < 256)) key_bias[j] = kNegInf;
+          }
+          const size_t ldw = lk + 2;
+          std::vector<float> out(lq * head.ld, -3.0f), weights(lq * ldw, -3.0f);
+          simd::AttentionHeadArgs args = head.Args(out.data());
+          args.weights = weights.data();
+          args.ldw = ldw;
+          if (variant == 0 || variant == 3) {
+            args.mask.additive = mask.data();
+            args.mask.ld_additive = lk + 1;
+          }
+          if (variant != 2) args.mask.key_bias = key_bias.data();
+          args.mask.causal = variant >= 2;
+          args.mask.causal_offset = variant == 3 ? lk / 2 : 0;
+          args.mask.window = variant == 2 ? 40 : 0;
+          args.softcap = variant == 1 ? 3.0f : 0.0f;
+          args.sink = variant == 3 ? 0.25f : -HUGE_VALF;
+          head.Run(args, {lq / 3});
+
+          const std::vector<double> k = RoundRows(kernel.kv, head.k, lk, dk, head.ld);
+          const std::vector<double> v = RoundRows(kernel.kv, head.v, lk, dk, head.ld);
+          for (size_t i = 0; i < lq; ++i) {
+            const std::vector<double> q = head.QueryRow(i);
+            std::vector<double> p(lk);
+            double max = args.sink, abs_max = 0.0;
+            for (size_t j = 0; j < lk; ++j) {
+              double dot = 0.0, abs_dot = 0.0;
+              for (size_t c = 0; c < dk; ++c) {
+                dot += q[c] * k[j * dk + c];
+                abs_dot += std::fabs(q[c] * k[j * dk + c]);
+              }
+              if (args.softcap > 0.0f) dot = args.softcap * std::tanh(dot / args.softcap);
+              if (args.mask.additive != nullptr) dot += mask[i * (lk + 1) + j];
+              if (args.mask.key_bias != nullptr) dot += key_bias[j];
+              if (!args.mask.Sees(i, j)) dot = -INFINITY;
+              p[j] = dot;
+              abs_max = std::max(abs_max, abs_dot);
+              max = std::max(max, dot);
+            }
+            double sum = std::isinf(args.sink) ? 0.0 : std::exp(args.sink - max);
+            for (double& x : p) sum += (x = max == -INFINITY ? 0.0 : std::exp(x - max));
+            // As CheckAgainstModel: score roundings (and the mask's addition), then exp.
+            const double score_err = ((dk + 4) * abs_max + 16.0) * kFloatEps;
+            for (size_t j = 0; j < ldw; ++j) {
+              const float got = weights[i * ldw + j];
+              if (j >= lk) {
+                ASSERT_EQ(got, -3.0f) << "wrote outside the row's weights";
+              } else if (sum == 0.0) {
+                ASSERT_EQ(got, 0.0f) << "fully masked row " << i;
+              } else {
+                ASSERT_NEAR(got, p[j] / sum, 4.0 * score_err * p[j] / sum + 4 * kFloatEps)
+                    << "dk=" << dk << " lk=" << lk << " lq=" << lq << " variant " << variant
+                    << " weight " << i << "," << j;
+              }
+            }
+            for (size_t c = 0; c < dk; ++c) {
+              double want = 0.0, abs_want = 0.0;
+              for (size_t j = 0; j < lk; ++j) {
+                want += p[j] * v[j * dk + c];
+                abs_want += p[j] * std::fabs(v[j * dk + c]);
+              }
+              const float got = out[i * head.ld + c];
+              if (sum == 0.0) {
+                ASSERT_EQ(got, 0.0f) << "fully masked row " << i;
+                continue;
+              }
+              const double tol = 2.0 * abs_want / sum * (2.0 * score_err + (lk + 2) * kFloatEps);
+              ASSERT_NEAR(got, want / sum, tol + 1e-30)
+                  << "dk=" << dk << " lk=" << lk << " lq=" << lq << " variant " << variant
+                  << " row " << i << " col " << c;
+            }
+          }
+          // Weights do not change the outputs, and any split of the rows gives the same bits.
+          std::vector<float> plain(lq * head.ld, -3.0f), split_weights(lq * ldw, -3.0f);
+          simd::AttentionHeadArgs b = args;
+          b.out = plain.data();
+          b.weights = nullptr;
+          head.Run(b, {});
+          ASSERT_EQ(0, std::memcmp(out.data(), plain.data(), out.size() * sizeof(float)));
+          b.weights = split_weights.data();
+          head.Run(b, {1, lq / 2});
+          ASSERT_EQ(
+              0, std::memcmp(weights.data(), split_weights.data(), weights.size() * sizeof(float)));
+        }
+      }
+    }
+  }
+}
+
 // The kernels of one format on this target give bit-identical results (the int8 ones compute
 // the same integers).
 void CheckVariantsAgree(const simd::AttentionKernel& kernel) {
@@ -236,11 +347,18 @@ void CheckNonFinite(const simd::AttentionKernel& kernel) {
   for (bool in_values : {false, true}) {
     Head head(kernel, 3, 300, 17, 31);
     (in_values ? head.v : head.k)[200 * head.ld + 4] = nan;
-    std::vector<float> out(3 * head.ld);
+    std::vector<float> out(3 * head.ld), weights(3 * head.lk);
     simd::AttentionHeadArgs args = head.Args(out.data());
     args.mask.causal = true;
     args.mask.causal_offset = 198;  // row 0 sees keys [0, 198], rows 1 and 2 also key 200
+    args.weights = weights.data();
+    args.ldw = head.lk;
     head.Run(args, {});
+    // A NaN key poisons the weights of the rows that see it; a NaN value leaves them finite.
+    for (size_t j = 0; j < head.lk; ++j) {
+      ASSERT_TRUE(std::isfinite(weights[j])) << j;
+      ASSERT_EQ(std::isnan(weights[2 * head.lk + j]), !in_values) << "in_values=" << in_values;
+    }
     // A NaN key makes the row's scores NaN; a NaN value its column (int8: the row's scale).
     for (size_t c = 0; c < head.dk; ++c) {
       if (in_values && c != 4 && kernel.kv != simd::KvType::kI8) continue;
@@ -274,6 +392,7 @@ void CheckI8Rounding(const simd::AttentionKernel& kernel) {
 
 void TestCompactKvMatchesModel() { ForEachKernel(CheckMatchesModel); }
 void TestCompactKvVariantsAgree() { ForEachKernel(CheckVariantsAgree); }
+void TestCompactKvWeights() { ForEachKernel(CheckWeightsMatchModel); }
 void TestCompactKvNonFinite() { ForEachKernel(CheckNonFinite); }
 void TestCompactKvI8Rounding() { ForEachKernel(CheckI8Rounding); }
 
@@ -288,6 +407,7 @@ namespace edgeattn {
 HWY_BEFORE_TEST(AttentionKvTest);
 HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvMatchesModel);
 HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvVariantsAgree);
+HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvWeights);
 HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvNonFinite);
 HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvI8Rounding);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(AttentionKvTest);

@@ -255,6 +255,35 @@ TEST(CliTest, RunWithHalfWeights) {
   }
 }
 
+// Every K/V format of a forward call meets the bounds against PyTorch's output; a format
+// outside the list is refused by name.
+TEST(CliTest, RunWithKvFormats) {
+  const auto cases = testing_support::LoadGoldenCases();
+  const auto& c = cases[1];  // self_batched
+  const std::string out = ::testing::TempDir() + "kv_format.npy";
+  const NpyArray expected = ReadNpy(c.Path("_output.npy"));
+  for (const char* format : {"fp32", "bf16", "fp16", "int8"}) {
+    const Result r = RunCli("run --weights " + c.Path(".safetensors") + " --heads " +
+                            std::to_string(c.heads) + " --kv-format " + format + " --input " +
+                            c.Path("_query.npy") + " --output " + out);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const double bound = std::string(format) == "int8" ? 0.9995 : 0.9999;
+    EXPECT_GT(testing_support::Cosine(ReadNpy(out).data, expected.data), bound) << format;
+  }
+  // auto: this CPU's choice, within the int8 bound.
+  const Result automatic =
+      RunCli("run --weights " + c.Path(".safetensors") + " --heads " + std::to_string(c.heads) +
+             " --precision auto --kv-format auto --input " + c.Path("_query.npy") + " --output " +
+             out);
+  ASSERT_EQ(automatic.exit_code, 0) << automatic.output;
+  EXPECT_GT(testing_support::Cosine(ReadNpy(out).data, expected.data), 0.9995);
+  const Result r = RunCli("run --weights " + c.Path(".safetensors") + " --heads " +
+                          std::to_string(c.heads) + " --kv-format int4 --input " +
+                          c.Path("_query.npy") + " --output " + out);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("--kv-format"), std::string::npos) << r.output;
+}
+
 std::string Contents(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -483,6 +512,30 @@ TEST(CliTest, BenchShapeOptions) {
 
 // Decode steps against a cache of each length of a sweep; their error is against the causal
 // reference over the whole sequence.
+// --kv-format applies to forward rows too: each row names its format and prints its accuracy.
+TEST(CliTest, BenchForwardKvFormats) {
+  const std::vector<nlohmann::json> lines =
+      SmallBenchRows("--seq 33 --threads 1 --precision fp32 --kv-format fp32,bf16,int8");
+  ASSERT_EQ(lines.size(), 4u);  // reference, then fp32 projections with each K/V format
+  EXPECT_TRUE(lines[0]["kv_format"].is_null());
+  const char* formats[] = {"fp32", "bf16", "int8"};
+  for (std::size_t i = 1; i < 4; ++i) {
+    EXPECT_EQ(lines[i]["case"], "forward");
+    EXPECT_EQ(lines[i]["kv_format"], formats[i - 1]);
+    EXPECT_EQ(lines[i]["attention_kernel"],
+              AttentionKernels(i == 1 ? KvFormat::kFp32
+                                      : i == 2 ? KvFormat::kBf16 : KvFormat::kInt8)
+                  .front());
+    EXPECT_GT(lines[i]["cosine"].get<double>(), 0.9995) << formats[i - 1];
+  }
+  // auto rows name what auto resolved to.
+  const std::vector<nlohmann::json> automatic =
+      SmallBenchRows("--seq 9 --threads 1 --precision auto --kv-format auto --reference never");
+  ASSERT_EQ(automatic.size(), 1u);
+  EXPECT_EQ(automatic[0]["mode"], PrecisionName(AutoChoiceForThisCpu().precision));
+  EXPECT_EQ(automatic[0]["kv_format"], KvFormatName(AutoChoiceForThisCpu().kv_format));
+}
+
 TEST(CliTest, BenchDecodeSweep) {
   const std::vector<nlohmann::json> lines =
       SmallBenchRows("--seq 2 --decode 4:16:x2 --threads 1 --precision fp32,int8 "
@@ -708,7 +761,7 @@ TEST(CliTest, BenchProgressOnlyOnATerminal) {
                     " bench --d-model 24 --heads 3 --seq 8 --threads 1 --min-time 0.3 --json "
                     ">/dev/null");
   EXPECT_NE(tty.find("custom B1 L8 Lk8 reference"), std::string::npos) << tty;
-  EXPECT_NE(tty.find("fp32 (" + ProjectionKernels(Precision::kFp32).front() + ") 1 thr: "),
+  EXPECT_NE(tty.find("fp32 (" + ProjectionKernels(Precision::kFp32).front() + ") kv fp32 1 thr: "),
             std::string::npos)
       << tty;
   EXPECT_NE(tty.find("\r\033[K"), std::string::npos) << tty;
@@ -740,6 +793,21 @@ TEST(CliTest, InfoAndHelp) {
             std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("fp16 kernels:        " + ProjectionKernels(Precision::kFp16).front()),
+            std::string::npos)
+      << r.output;
+  // What auto picks here, by format and kernel.
+  const AutoChoice choice = AutoChoiceForThisCpu();
+  EXPECT_NE(r.output.find(std::string("auto precision:      ") + PrecisionName(choice.precision) +
+                          " (" + ProjectionKernels(choice.precision).front() + ")"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find(std::string("auto kv forward:     ") + KvFormatName(choice.kv_format) +
+                          " (" + AttentionKernels(choice.kv_format).front() + ")"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find(std::string("auto kv cache:       ") +
+                          KvFormatName(choice.cache_format) + " (" +
+                          AttentionKernels(choice.cache_format).front() + ")"),
             std::string::npos)
       << r.output;
   for (const char* sub : {"run", "bench", "quantize", "info"}) {

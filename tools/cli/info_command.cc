@@ -106,6 +106,16 @@ Command AddInfoCommand(CLI::App& parent) {
               std::printf("%-21s%s\n", label.c_str(),
                           Join(edgeattn::AttentionKernels(format)).c_str());
             }
+            // What Precision::kAuto and KvFormat::kAuto resolve to here (docs/precision.md).
+            const edgeattn::AutoChoice choice = edgeattn::AutoChoiceForThisCpu();
+            const std::vector<std::string> projection =
+                edgeattn::ProjectionKernels(choice.precision);
+            std::printf("auto precision:      %s (%s)\n", PrecisionName(choice.precision),
+                        projection.empty() ? "(none)" : projection[0].c_str());
+            std::printf("auto kv forward:     %s (%s)\n", KvFormatName(choice.kv_format),
+                        edgeattn::AttentionKernels(choice.kv_format).front().c_str());
+            std::printf("auto kv cache:       %s (%s)\n", KvFormatName(choice.cache_format),
+                        edgeattn::AttentionKernels(choice.cache_format).front().c_str());
             PrintThreadPool();
             return 0;
           }};

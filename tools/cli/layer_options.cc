@@ -18,6 +18,7 @@ LoadOptions LayerFlags::ToLoadOptions(std::size_t heads, Precision precision,
 std::vector<std::string> PrecisionNames() {
   std::vector<std::string> names;
   for (Precision precision : kPrecisions) names.emplace_back(PrecisionName(precision));
+  names.emplace_back(PrecisionName(Precision::kAuto));
   return names;
 }
 
@@ -25,12 +26,14 @@ Precision PrecisionNamed(const std::string& name) {
   for (Precision precision : kPrecisions) {
     if (name == PrecisionName(precision)) return precision;
   }
-  throw Error("--precision: expected one of fp32, int8, bf16, fp16, got '" + name + "'");
+  if (name == PrecisionName(Precision::kAuto)) return Precision::kAuto;
+  throw Error("--precision: expected one of fp32, int8, bf16, fp16, auto, got '" + name + "'");
 }
 
 std::vector<std::string> KvFormatNames() {
   std::vector<std::string> names;
   for (KvFormat format : kKvFormats) names.emplace_back(KvFormatName(format));
+  names.emplace_back(KvFormatName(KvFormat::kAuto));
   return names;
 }
 
@@ -38,7 +41,8 @@ KvFormat KvFormatNamed(const std::string& name) {
   for (KvFormat format : kKvFormats) {
     if (name == KvFormatName(format)) return format;
   }
-  throw Error("--kv-format: expected one of fp32, bf16, fp16, int8, got '" + name + "'");
+  if (name == KvFormatName(KvFormat::kAuto)) return KvFormat::kAuto;
+  throw Error("--kv-format: expected one of fp32, bf16, fp16, int8, auto, got '" + name + "'");
 }
 
 void AddLayerFlags(CLI::App* app, LayerFlags* flags) {

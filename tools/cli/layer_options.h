@@ -27,11 +27,13 @@ void AddLayerFlags(CLI::App* app, LayerFlags* flags);
 // Every precision, in the order the CLI lists them.
 inline constexpr Precision kPrecisions[] = {Precision::kFp32, Precision::kInt8, Precision::kBf16,
                                             Precision::kFp16};
-// Their names ("fp32", "int8", "bf16", "fp16"), and the precision of a name among them.
+// Their names ("fp32", "int8", "bf16", "fp16") and "auto", and the precision of a name among
+// them.
 std::vector<std::string> PrecisionNames();
 Precision PrecisionNamed(const std::string& name);
 
-// The KV cache formats ("fp32", "bf16", "fp16", "int8") and the format of a name among them.
+// The K/V formats ("fp32", "bf16", "fp16", "int8"), their names and "auto", and the format of a
+// name among them.
 inline constexpr KvFormat kKvFormats[] = {KvFormat::kFp32, KvFormat::kBf16, KvFormat::kFp16,
                                           KvFormat::kInt8};
 std::vector<std::string> KvFormatNames();

@@ -16,7 +16,7 @@ namespace cli {
 namespace {
 
 struct RunOptions {
-  std::string weights, input, key, value, output, precision = "auto";
+  std::string weights, input, key, value, output, precision, kv_format = "fp32";
   std::string key_padding_mask, attn_mask, weights_output;
   bool causal = false;
   bool per_head_weights = false;
@@ -106,11 +106,13 @@ int Run(const RunOptions& o) {
                 std::string(o.key.empty() ? "--value" : "--key"));
   }
   CheckOutputs(o);
-  const Precision precision = o.precision == "auto" ? Precision::kFp32 : PrecisionNamed(o.precision);
+  // Unset: the file's own format (int8 files run int8, float files fp32).
+  const Precision precision = o.precision.empty() ? Precision::kFp32 : PrecisionNamed(o.precision);
   LoadOptions load = o.layer.ToLoadOptions(o.heads, precision, o.int8_block);
   load.math = o.math.ToMath();
+  load.kv_format = KvFormatNamed(o.kv_format);
   const MultiheadAttention mha = MultiheadAttention::Load(o.weights, load);
-  if (o.precision != "auto" && precision != Precision::kInt8 &&
+  if (!o.precision.empty() && precision != Precision::kAuto && precision != Precision::kInt8 &&
       mha.config().precision == Precision::kInt8) {
     throw Error("--precision " + o.precision + ": '" + o.weights +
                 "' holds int8 weights (written by edgeattn quantize); use the float file");
@@ -191,8 +193,14 @@ Command AddRunCommand(CLI::App& parent) {
   app->add_option("--precision", o->precision,
                   "Projection weights: fp32; int8 (quantizes a float file's projections on the "
                   "fly); bf16 or fp16 (half the memory; F16/BF16 files are used as they are); "
-                  "auto: int8 for int8 files, fp32 otherwise")
-      ->check(CLI::IsMember({"auto", "fp32", "int8", "bf16", "fp16"}))
+                  "auto: this CPU's fastest within the accuracy bounds ('edgeattn info' says "
+                  "which). Default: int8 for int8 files, fp32 otherwise")
+      ->check(CLI::IsMember(PrecisionNames()));
+  app->add_option("--kv-format", o->kv_format,
+                  "How the attention core stores keys and values: fp32; bf16 or fp16 (half the "
+                  "bytes; fp16 refuses keys or values past 65504); int8 (a quarter); auto: this "
+                  "CPU's fastest within the accuracy bounds")
+      ->check(CLI::IsMember(KvFormatNames()))
       ->capture_default_str();
   app->add_option("--int8-block", o->int8_block,
                   "int8: activation values per quantization scale (multiple of 4)")

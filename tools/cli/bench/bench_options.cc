@@ -150,7 +150,8 @@ void AddBenchOptions(CLI::App* app, BenchOptions* o) {
                   "Thread counts: 1,2 or a sweep 1:8:x2 (default: 1 and all hardware threads)");
   CLI::Option* precision =
       app->add_option("--precision", o->precisions,
-                      "Projection weight formats to measure, e.g. fp32,int8,bf16,fp16")
+                      "Projection weight formats to measure, e.g. fp32,int8,bf16,fp16 (auto: "
+                      "this CPU's choice, rows name what it resolved to)")
           ->delimiter(',')
           ->check(CLI::IsMember(PrecisionNames()))
           ->capture_default_str();
@@ -160,7 +161,8 @@ void AddBenchOptions(CLI::App* app, BenchOptions* o) {
       ->delimiter(',')
       ->excludes(precision);
   app->add_option("--kv-format", o->kv_formats,
-                  "Decode steps: KV cache formats to measure, e.g. fp32,bf16,fp16,int8")
+                  "K/V formats to measure (forward calls' keys and values, cross-attention "
+                  "memories, decode steps' KV caches), e.g. fp32,bf16,fp16,int8, or auto")
       ->delimiter(',')
       ->check(CLI::IsMember(KvFormatNames()))
       ->capture_default_str();

@@ -55,7 +55,6 @@ Row MeasureRow(const GroupRun& run, const BenchMode& mode, KvFormat kv_format,
                std::size_t threads, Progress& progress) {
   Row row;
   row.group = run.group;
-  row.mode = PrecisionName(mode.precision);
   row.int8_block = run.plan.int8_block;
   row.flops = run.workload.flops();
   row.reference = run.reference.row.reference;
@@ -65,7 +64,10 @@ Row MeasureRow(const GroupRun& run, const BenchMode& mode, KvFormat kv_format,
   config.precision = mode.precision;
   config.int8_block = run.plan.int8_block;
   config.projection_kernel = mode.kernel;
+  // The format of a forward call's keys and values, a cross-attention memory's and a cache's.
+  config.kv_format = kv_format;
   const MultiheadAttention mha(config, run.model.view());
+  row.mode = PrecisionName(mha.config().precision);  // auto: what it resolved to
   row.kernel = mha.projection_kernel();
   row.weight_bytes = mha.weight_bytes();
   row.attention_kernel = mha.attention_kernel();
@@ -74,8 +76,10 @@ Row MeasureRow(const GroupRun& run, const BenchMode& mode, KvFormat kv_format,
   KvCacheOptions kv;
   kv.format = kv_format;
   const std::unique_ptr<WorkloadRun> calls = run.workload.Start(mha, context, kv);
+  row.kv_format = KvFormatName(mha.config().kv_format);
   if (run.workload.has_cache()) {
-    row.kv_format = KvFormatName(kv_format);
+    row.kv_format = KvFormatName(kv_format != KvFormat::kAuto ? kv_format
+                                                               : AutoChoiceForThisCpu().cache_format);
     row.cache_bytes_per_position = calls->cache_bytes_per_position();
     row.attention_kernel = calls->cache_kernel();
   }
@@ -104,9 +108,7 @@ Row MeasureRow(const GroupRun& run, const BenchMode& mode, KvFormat kv_format,
 void RunGroup(const BenchGroup& g, const RandomModel& model, const BenchPlan& plan,
               RowWriter& writer, Progress& progress) {
   const std::unique_ptr<Workload> workload = MakeWorkload(g, model);
-  // Only a run with a KV cache has a format to choose: the others run once per mode.
-  const std::vector<KvFormat> kv_formats =
-      workload->has_cache() ? plan.kv_formats : std::vector<KvFormat>{KvFormat::kFp32};
+  const std::vector<KvFormat>& kv_formats = plan.kv_formats;
   const std::size_t rows = plan.modes.size() * kv_formats.size() * plan.threads.size();
   const std::string label = GroupLabel(g);
   // When each row finished, and how busy the machine was then.
