@@ -489,7 +489,7 @@ TEST(CliTest, BenchJsonLines) {
   EXPECT_EQ(lines[1]["kernel"], ProjectionKernels(Precision::kFp32).front());
   EXPECT_EQ(lines[3]["kernel"], ProjectionKernels(Precision::kInt8).front());
   EXPECT_EQ(lines[3]["attention_kernel"], AttentionKernels().front());
-  EXPECT_EQ(lines[3]["int8_block"], 64);
+  EXPECT_EQ(lines[3]["int8_block"], kDefaultInt8Block);
   EXPECT_GT(lines[1]["workspace_bytes"].get<double>(), 0.0);
   EXPECT_GT(lines[1]["peak_rss_bytes"].get<double>(), 0.0);
   EXPECT_GE(lines[1]["load_average"].get<double>(), 0.0);
