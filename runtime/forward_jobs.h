@@ -97,7 +97,12 @@ struct GemmJob {
   }
 };
 
-// Quantizes one row chunk of one input per item.
+// Rows per quantization item: a quarter of a row chunk, so that the single chunk of a short
+// sequence still splits between workers. Each row is quantized on its own, so any split gives
+// the same bytes.
+inline constexpr std::size_t kQuantizeRows = kRowChunk / 4;
+
+// Quantizes kQuantizeRows rows of one row chunk of one input per item.
 struct QuantizeJob {
   const float* x;  // null: this input is another job's, already quantized (no items)
   BatchRows rows;
@@ -106,14 +111,17 @@ struct QuantizeJob {
   std::size_t block;
   simd::QuantizedBytes bytes;  // as the projections' kernel reads them
 
-  std::size_t items() const { return x != nullptr ? rows.chunks() : 0; }
+  static constexpr std::size_t kItemsPerChunk = kRowChunk / kQuantizeRows;
+  std::size_t items() const { return x != nullptr ? rows.chunks() * kItemsPerChunk : 0; }
   void Run(std::size_t item) const {
-    const BatchRows::Range r = rows.chunk(item);
-    if (r.begin == r.valid_end) return;
-    simd::QuantizeRowsI8(x + r.begin * d, d, r.valid_end - r.begin, d, block,
-                         out.q + r.begin * simd::QuantizedRowStride(d),
-                         out.scales + r.begin * simd::QuantBlockCount(d, block),
-                         out.outliers(r.begin), bytes);
+    const BatchRows::Range r = rows.chunk(item / kItemsPerChunk);
+    const std::size_t begin = r.begin + item % kItemsPerChunk * kQuantizeRows;
+    const std::size_t end = Min(begin + kQuantizeRows, r.valid_end);
+    if (begin >= end) return;
+    simd::QuantizeRowsI8(x + begin * d, d, end - begin, d, block,
+                         out.q + begin * simd::QuantizedRowStride(d),
+                         out.scales + begin * simd::QuantBlockCount(d, block),
+                         out.outliers(begin), bytes);
   }
 };
 

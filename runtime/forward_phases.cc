@@ -1,7 +1,9 @@
 #include "runtime/forward_phases.h"
 
+#include <atomic>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <vector>
 
 #include "runtime/parallel_for_items.h"
@@ -225,10 +227,37 @@ void ZeroWeightsPastLengths(float* weights, std::size_t ldw, std::size_t q0, std
 
 }  // namespace
 
+namespace {
+
+// int8: the last head of a (batch item b, query chunk) to finish quantizes the chunk's concat
+// rows [q0, q_valid), so that they need no parallel phase of their own before the output
+// projection. acq_rel: that head sees the rows every other head wrote.
+void QuantizeConcatAfterLastHead(const ForwardPass& pass, std::size_t b, std::size_t chunk,
+                                 std::size_t q0, std::size_t q_valid) {
+  const ForwardPlan& p = pass.plan;
+  const ForwardBuffers& buf = pass.buffers;
+  const MhaShape& s = pass.call.shape;
+  std::atomic<std::uint32_t>& done = buf.heads_done[b * p.query_chunks + chunk];
+  if (done.fetch_add(1, std::memory_order_acq_rel) + 1 != s.heads || q0 >= q_valid) return;
+  const std::size_t d = s.d_model;
+  const std::size_t row0 = b * s.lq + q0;
+  simd::QuantizeRowsI8(buf.concat + row0 * d, d, q_valid - q0, d, p.block,
+                       buf.concat8.q + row0 * simd::QuantizedRowStride(d),
+                       buf.concat8.scales + row0 * simd::QuantBlockCount(d, p.block),
+                       buf.concat8.outliers(row0), p.quantized_bytes);
+}
+
+}  // namespace
+
 void Attend(const ForwardPass& pass) {
   const ForwardPlan& p = pass.plan;
   const MhaShape& s = pass.call.shape;
   const std::size_t items = s.batch * s.heads * p.query_chunks;
+  if (p.quantize) {
+    for (std::size_t i = 0; i < s.batch * p.query_chunks; ++i) {
+      new (pass.buffers.heads_done + i) std::atomic<std::uint32_t>(0);
+    }
+  }
   ParallelForItems(pass.executor, items, [&](std::size_t item, std::size_t worker) {
     const std::size_t bh = item / p.query_chunks;
     const std::size_t b = bh / s.heads;
@@ -242,6 +271,7 @@ void Attend(const ForwardPass& pass) {
     if (args.weights != nullptr) {
       ZeroWeightsPastLengths(args.weights, args.ldw, q0, q1, q_valid, p.k_rows.valid(b));
     }
+    if (p.quantize) QuantizeConcatAfterLastHead(pass, b, item % p.query_chunks, q0, q_valid);
   });
 }
 
@@ -273,10 +303,6 @@ void ProjectOutput(const ForwardPass& pass) {
   const ForwardBuffers& b = pass.buffers;
   const ForwardCall& c = pass.call;
   const std::size_t d = c.shape.d_model;
-  if (p.quantize) {
-    const QuantizeJob heads[] = {{b.concat, p.q_rows, b.concat8, d, p.block, p.quantized_bytes}};
-    RunJobs(pass.executor, heads);
-  }
   const bool padded = c.options.query_lengths != nullptr;
   const GemmJob output[] = {
       {Input(p, b.concat, d, b.concat8), p.q_rows, &c.weights.out, c.y, d, padded}};

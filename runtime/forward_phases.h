@@ -25,12 +25,13 @@ void NormAndRotateHeads(const ForwardPass& pass);
 // in the workspace or appended to the cache; the key padding mask as an additive bias.
 void PackKeysValues(const ForwardPass& pass);
 // The attention core per (batch item, head, block of query rows), into the concat rows; the
-// per-head attention weights if asked for.
+// per-head attention weights if asked for. int8: each block of query rows is quantized for the
+// output projection by the item that finishes its last head.
 void Attend(const ForwardPass& pass);
 // need_weights = kAveraged: the mean of the per-head weights into the caller's buffer.
 void AverageWeights(const ForwardPass& pass);
-// The output projection of the concat rows into y (int8: quantizing them first); the rows past a
-// padded item's length are zeros.
+// The output projection of the concat rows into y (int8: the rows Attend quantized); the rows
+// past a padded item's length are zeros.
 void ProjectOutput(const ForwardPass& pass);
 
 }  // namespace edgeattn

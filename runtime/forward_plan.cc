@@ -92,8 +92,11 @@ ForwardPlan PlanForward(const ForwardCall& call, std::size_t workers) {
     p.at.xk8 = AddQuantized(layout, p.k_is_q ? 0 : rows_k, s.d_model, p.block);
     p.at.xv8 = AddQuantized(layout, p.v_is_q || p.v_is_k ? 0 : rows_k, s.d_model, p.block);
     p.at.concat8 = AddQuantized(layout, rows_q, s.d_model, p.block);
+    static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(float), "one float per counter");
+    p.at.heads_done = layout.Add(s.batch * p.query_chunks);
   } else {
     p.at.xq8 = p.at.xk8 = p.at.xv8 = p.at.concat8 = {};
+    p.at.heads_done = 0;
   }
   p.workspace_floats = layout.total();
   return p;
@@ -124,6 +127,7 @@ ForwardBuffers PlaceBuffers(const ForwardPlan& plan, const ForwardCall& call, fl
   b.xk8 = plan.k_is_q ? b.xq8 : quantized(plan.at.xk8);
   b.xv8 = plan.v_is_q ? b.xq8 : plan.v_is_k ? b.xk8 : quantized(plan.at.xv8);
   b.concat8 = quantized(plan.at.concat8);
+  b.heads_done = reinterpret_cast<std::atomic<std::uint32_t>*>(base + plan.at.heads_done);
   return b;
 }
 

@@ -4,6 +4,7 @@
 #ifndef EDGEATTN_RUNTIME_FORWARD_PLAN_H_
 #define EDGEATTN_RUNTIME_FORWARD_PLAN_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -52,6 +53,7 @@ struct ForwardPlan {
   struct Offsets {
     std::size_t q, k, v, concat, keys, values, scratch, rotary_tables, key_bias, head_weights;
     QuantizedAt xq8, xk8, xv8, concat8;
+    std::size_t heads_done;
   } at;
   std::size_t workspace_floats;
 };
@@ -69,6 +71,8 @@ struct ForwardBuffers {
   std::uint8_t *keys, *values;  // in the attention kernel's layout
   float* head_weights;  // per-head weights: the caller's buffer, or the workspace when averaged
   QuantizedRows xq8, xk8, xv8, concat8;
+  // int8: per (batch item, query chunk), the heads whose attention is done (Attend).
+  std::atomic<std::uint32_t>* heads_done;
 };
 
 ForwardBuffers PlaceBuffers(const ForwardPlan& plan, const ForwardCall& call, float* base);

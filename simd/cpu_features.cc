@@ -9,6 +9,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #endif
+#if defined(__aarch64__) && defined(__linux__) && !defined(__ARM_FEATURE_DOTPROD)
+#include <sys/auxv.h>
+#endif
 
 namespace edgeattn {
 namespace simd {
@@ -66,6 +69,17 @@ bool CpuRunsAmxBf16() {
 #if defined(__x86_64__) && defined(__linux__)
   static const bool runs = DetectAmx(1u << 22);
   return runs;
+#else
+  return false;
+#endif
+}
+
+bool CpuHasNeonDotProduct() {
+#if defined(__aarch64__) && defined(__ARM_FEATURE_DOTPROD)
+  return true;
+#elif defined(__aarch64__) && defined(__linux__)
+  static const bool has = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+  return has;
 #else
   return false;
 #endif

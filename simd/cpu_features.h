@@ -20,6 +20,11 @@ bool CpuRunsAmxInt8();
 // AMX with bf16 tiles (tdpbf16ps): the same checks with CPUID leaf 7 EDX bit 22 (AMX-BF16).
 bool CpuRunsAmxBf16();
 
+// The Armv8.2 dot product (sdot, udot) on AArch64: always where the whole build targets it
+// (-march=...+dotprod defines __ARM_FEATURE_DOTPROD, e.g. iOS), else HWCAP_ASIMDDP on Linux and
+// Android. False elsewhere.
+bool CpuHasNeonDotProduct();
+
 }  // namespace simd
 }  // namespace edgeattn
 

@@ -46,14 +46,12 @@
 #endif
 #define EDGEATTN_I8_SVE EDGEATTN_TARGET_IS_SVE
 
-// The NEON dot product: detected through getauxval on Linux and Android, or always on when the
-// whole build targets it (-march=...+dotprod defines __ARM_FEATURE_DOTPROD; e.g. iOS).
+// The NEON dot product: where CpuHasNeonDotProduct can tell (Linux and Android, or a whole build
+// for +dotprod).
 #if EDGEATTN_TARGET_IS_NEON && \
     (defined(__linux__) || defined(__ARM_FEATURE_DOTPROD))
 #include <arm_neon.h>
-#if !defined(__ARM_FEATURE_DOTPROD)
-#include <sys/auxv.h>
-#endif
+#include "simd/cpu_features.h"
 #define EDGEATTN_I8_NEON_DOT 1
 #else
 #define EDGEATTN_I8_NEON_DOT 0
@@ -366,16 +364,6 @@ HWY_NOINLINE void DotTileNeon(const int8_t* weights, const QuantizedRowsView& a,
 HWY_POP_ATTRIBUTES
 #endif
 
-// The NEON dot-product kernel's predicate (ProjectionKernel::cpu_runs).
-HWY_NOINLINE bool HasNeonDot() {
-#if defined(__ARM_FEATURE_DOTPROD)
-  return true;
-#else
-  static const bool has = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
-  return has;
-#endif
-}
-
 #endif
 
 #if EDGEATTN_I8_SVE
@@ -632,7 +620,7 @@ inline std::vector<const ProjectionKernel*> ListI8Kernels() {
   static const ProjectionKernel kNeonDot = {"qd8_qc8w_neondot_3x4v",
                                             ActivationType::kQd8,
                                             WeightType::kQc8,
-                                            &HasNeonDot,
+                                            &CpuHasNeonDotProduct,
                                             kGemmI8PanelWidth,
                                             &Qc8PanelsBytes,
                                             &PackQc8Panels,

@@ -77,7 +77,7 @@ typedef struct edgeattn_config {
   size_t d_model;
   size_t num_heads;
   int precision; /* an edgeattn_precision; int, so that any value a caller passes is checked */
-  size_t int8_block; /* values per activation scale in int8 mode; 0: the default (64) */
+  size_t int8_block; /* values per activation scale in int8 mode; 0: the default (256) */
   size_t num_kv_heads; /* grouped-query attention: a divisor of num_heads; 0: num_heads */
   /* The projection and attention kernels by name (`edgeattn info` lists this CPU's); NULL or
    * "": the best. */
@@ -126,7 +126,7 @@ typedef struct edgeattn_weights {
 typedef struct edgeattn_load_options {
   size_t num_heads;   /* required for float files; int8 files record it (0: take it) */
   int precision;      /* an edgeattn_precision; int8 files always run int8 */
-  size_t int8_block;  /* 0: the default (64) */
+  size_t int8_block;  /* 0: the default (256) */
   const char* prefix; /* NULL or "": top level; e.g. "model.encoder.layers.3.self_attn." */
   int non_strict;     /* 0: strict, as PyTorch's load_state_dict(strict=True): missing,
                          misspelled or foreign tensors and half-present bias sets are errors.

@@ -57,7 +57,7 @@ EDGEATTN_API const char* PrecisionName(Precision precision);
 
 // Values per activation scale in int8 mode: a multiple of 4. Smaller blocks follow outlier
 // channels more closely; larger ones are faster. See docs/int8.md.
-inline constexpr std::size_t kDefaultInt8Block = 64;
+inline constexpr std::size_t kDefaultInt8Block = 256;
 // Largest int8_block: whole rows of the largest d_model, and far more than accuracy allows.
 inline constexpr std::size_t kMaxInt8Block = 65536;
 

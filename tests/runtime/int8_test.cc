@@ -47,7 +47,8 @@ TEST(Int8Test, ContractShapesCloseToFp32) {
     const double cosine = Cosine(int8, fp32);
     std::printf("%-8s int8 vs fp32: cosine %.6f, max abs err %.3g\n", s.name.c_str(), cosine,
                 testing_support::MaxAbsDiff(int8, fp32));
-    EXPECT_GE(cosine, s.name == "bert" ? 0.9998 : 0.9995) << s.name;
+    // Blocks of 256 measure 0.99978-0.99986 (docs/int8.md); the contract is 0.9995.
+    EXPECT_GE(cosine, 0.9997) << s.name;
   }
 }
 

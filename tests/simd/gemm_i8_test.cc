@@ -299,12 +299,13 @@ std::vector<size_t> SizesK(size_t block) {
 void TestEveryKernelMatchesScalar() {
   const std::vector<const simd::ProjectionKernel*> kernels = Int8Kernels();
   ASSERT_FALSE(kernels.empty());
-  // m: below, at and above the tile rows (1, 3, 4); n: below, at and above the vector, tile and
-  // panel widths.
-  const size_t sizes_m[] = {1, 2, 3, 4, 5, 17, 63, 129};
+  // m: below, at and above the tile rows (1, 3, 4; AMX 16); n: below, at and above the vector,
+  // tile and panel widths.
+  const size_t sizes_m[] = {1, 2, 3, 4, 5, 16, 17, 63, 129};
   const size_t sizes_n[] = {1, 3, 16, 17, 63, 64, 65, 129};
   uint32_t seed = 50;
-  for (size_t block : {4, 32, 64, 256}) {
+  // 96: a block past the AMX kernel's 64-value tile step that is not a multiple of it.
+  for (size_t block : {4, 32, 64, 96, 256}) {
     for (size_t k : SizesK(block)) {
       for (size_t m : sizes_m) {
         for (size_t n : sizes_n) {

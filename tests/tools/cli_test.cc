@@ -439,12 +439,18 @@ std::vector<nlohmann::json> SmallBenchRows(const std::string& args) {
 
 TEST(CliTest, BenchJsonLines) {
   const std::vector<nlohmann::json> lines = SmallBenchRows("--seq 9 --threads 1,2");
-  // reference, then fp32 and int8 at 1 and 2 threads
-  ASSERT_EQ(lines.size(), 5u);
+  // reference, then fp32, int8 and auto (named by what it resolved to) at 1 and 2 threads; the
+  // K/V format is the mode's own: fp32, and auto's choice for auto
+  ASSERT_EQ(lines.size(), 7u);
   EXPECT_EQ(lines[0]["mode"], "reference");
   EXPECT_EQ(lines[0]["reference"], "measured");
+  EXPECT_EQ(lines[1]["kv_format"], "fp32");
   EXPECT_EQ(lines[3]["mode"], "int8");
+  EXPECT_EQ(lines[3]["kv_format"], "fp32");
   EXPECT_GT(lines[3]["cosine"].get<double>(), 0.999);
+  EXPECT_NE(lines[5]["mode"], "auto");
+  EXPECT_NE(lines[5]["kv_format"], "auto");
+  EXPECT_GT(lines[5]["cosine"].get<double>(), 0.999);
   for (const auto& line : lines) {
     // The keys tools/peers/summarize.py and tools/plot_bench.py read, and what was measured.
     for (const char* key :
@@ -483,7 +489,7 @@ TEST(CliTest, BenchJsonLines) {
   EXPECT_EQ(lines[1]["kernel"], ProjectionKernels(Precision::kFp32).front());
   EXPECT_EQ(lines[3]["kernel"], ProjectionKernels(Precision::kInt8).front());
   EXPECT_EQ(lines[3]["attention_kernel"], AttentionKernels().front());
-  EXPECT_EQ(lines[3]["int8_block"], 64);
+  EXPECT_EQ(lines[3]["int8_block"], kDefaultInt8Block);
   EXPECT_GT(lines[1]["workspace_bytes"].get<double>(), 0.0);
   EXPECT_GT(lines[1]["peak_rss_bytes"].get<double>(), 0.0);
   EXPECT_GE(lines[1]["load_average"].get<double>(), 0.0);

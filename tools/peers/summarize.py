@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Reads the JSON lines of `edgeattn bench --json` and time_onnxruntime.js from one run and
 prints, per shape, mode and thread count, edgeattn's median against ONNX Runtime's best variant
-(with --markdown, as a Markdown table).
+(with --markdown, as a Markdown table). A run of several rounds gives each side its best round.
 
     python3 tools/peers/summarize.py [--markdown] < lines.jsonl
 """
@@ -15,15 +15,17 @@ def cosine(row):
 
 def main():
     rows = [json.loads(line) for line in sys.stdin if line.startswith("{")]
-    ours = {(r["shape"], r["mode"], r["threads"]): r for r in rows
-            if r["peer"] == "edgeattn" and r["mode"] != "reference"}
-    best = {}
+    ours, best = {}, {}
     for r in rows:
-        if not r["peer"].startswith("onnxruntime"):
+        if r["peer"] == "edgeattn" and r["mode"] != "reference":
+            side = ours
+        elif r["peer"].startswith("onnxruntime"):
+            side = best
+        else:
             continue
         key = (r["shape"], r["mode"], r["threads"])
-        if key not in best or r["median_ms"] < best[key]["median_ms"]:
-            best[key] = r
+        if key not in side or r["median_ms"] < side[key]["median_ms"]:
+            side[key] = r
     markdown = "--markdown" in sys.argv[1:]
     if markdown:
         print("| shape | mode | threads | edgeattn ms | cosine | ONNX Runtime ms (best variant) "

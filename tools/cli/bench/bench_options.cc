@@ -162,7 +162,8 @@ void AddBenchOptions(CLI::App* app, BenchOptions* o) {
       ->excludes(precision);
   app->add_option("--kv-format", o->kv_formats,
                   "K/V formats to measure (forward calls' keys and values, cross-attention "
-                  "memories, decode steps' KV caches), e.g. fp32,bf16,fp16,int8, or auto")
+                  "memories, decode steps' KV caches), e.g. fp32,bf16,fp16,int8, or auto "
+                  "(default: auto for --precision auto, fp32 for the others)")
       ->delimiter(',')
       ->check(CLI::IsMember(KvFormatNames()))
       ->capture_default_str();
@@ -360,6 +361,11 @@ Precision KernelPrecision(const std::string& name) {
 }
 
 // The rows' operators: each --kernel, or each --precision with its best kernel.
+std::vector<KvFormat> KvFormatsOf(const BenchPlan& plan, const BenchMode& mode) {
+  if (!plan.kv_formats.empty()) return plan.kv_formats;
+  return {mode.precision == Precision::kAuto ? KvFormat::kAuto : KvFormat::kFp32};
+}
+
 std::vector<BenchMode> Modes(const BenchOptions& o) {
   std::vector<BenchMode> modes;
   const auto add = [&](BenchMode mode) {

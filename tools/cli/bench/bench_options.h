@@ -21,9 +21,10 @@ struct BenchOptions {
   std::string seq, key_len, decode, threads;
   std::size_t d_model = 0, heads = 0, kv_heads = 0, batch = 1;
   bool causal = false;
-  std::vector<std::string> precisions = {"fp32", "int8"};
+  std::vector<std::string> precisions = {"fp32", "int8", "auto"};
   std::vector<std::string> kernels;  // projection kernels by name, instead of precisions
-  std::vector<std::string> kv_formats = {"fp32"};  // decode steps' KV cache formats
+  // K/V formats; none given: each mode's own (BenchPlan::KvFormatsOf)
+  std::vector<std::string> kv_formats;
   std::size_t int8_block = kDefaultInt8Block;
   StopRule measure;
   std::string reference = "auto";
@@ -66,10 +67,15 @@ struct BenchMode {
   std::string kernel;
 };
 
+struct BenchPlan;
+std::vector<KvFormat> KvFormatsOf(const BenchPlan& plan, const BenchMode& mode);
+
 struct BenchPlan {
   std::vector<BenchGroup> groups;
   std::vector<BenchMode> modes;
-  std::vector<KvFormat> kv_formats;  // each self-attention decode row in each
+  // The K/V formats every mode is measured with; empty: each mode's own, auto for auto and fp32
+  // for the others (KvFormatsOf).
+  std::vector<KvFormat> kv_formats;
   std::vector<std::size_t> threads;
   std::size_t int8_block = kDefaultInt8Block;
   StopRule measure;

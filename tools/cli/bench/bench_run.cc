@@ -108,8 +108,9 @@ Row MeasureRow(const GroupRun& run, const BenchMode& mode, KvFormat kv_format,
 void RunGroup(const BenchGroup& g, const RandomModel& model, const BenchPlan& plan,
               RowWriter& writer, Progress& progress) {
   const std::unique_ptr<Workload> workload = MakeWorkload(g, model);
-  const std::vector<KvFormat>& kv_formats = plan.kv_formats;
-  const std::size_t rows = plan.modes.size() * kv_formats.size() * plan.threads.size();
+  std::size_t rows = 0;
+  for (const BenchMode& mode : plan.modes) rows += KvFormatsOf(plan, mode).size();
+  rows *= plan.threads.size();
   const std::string label = GroupLabel(g);
   // When each row finished, and how busy the machine was then.
   const auto write = [&](Row row) {
@@ -122,7 +123,7 @@ void RunGroup(const BenchGroup& g, const RandomModel& model, const BenchPlan& pl
   if (plan.reference != ReferencePolicy::kNever) write(reference.row);
   const GroupRun run{g, model, *workload, plan, reference, label};
   for (const BenchMode& mode : plan.modes) {
-    for (KvFormat kv_format : kv_formats) {
+    for (KvFormat kv_format : KvFormatsOf(plan, mode)) {
       std::optional<double> first_ms;
       for (std::size_t threads : plan.threads) {
         Row row = MeasureRow(run, mode, kv_format, threads, progress);
