@@ -19,6 +19,7 @@
 
 #include "hwy/highway.h"
 #include "simd/attention.h"
+#include "simd/cpu_features.h"
 #include "simd/attention_kv.h"
 #include "simd/attention_mask-inl.h"
 #include "simd/gemm_f32.h"
@@ -60,9 +61,6 @@ HWY_BEFORE_NAMESPACE();
 #if EDGEATTN_TARGET_IS_NEON && HWY_COMPILER_GCC_ACTUAL && \
     (defined(__linux__) || defined(__ARM_FEATURE_DOTPROD))
 #include <arm_neon.h>
-#if !defined(__ARM_FEATURE_DOTPROD)
-#include <sys/auxv.h>
-#endif
 #define EDGEATTN_KV_NEON_DOT 1
 #else
 #define EDGEATTN_KV_NEON_DOT 0
@@ -208,16 +206,6 @@ struct I8DotNeon {
   }
 };
 HWY_POP_ATTRIBUTES
-
-// Whether this CPU has the dot product (the NEON kernel is listed only then).
-HWY_INLINE bool HasNeonDotProduct() {
-#if defined(__ARM_FEATURE_DOTPROD)
-  return true;
-#else
-  static const bool has = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
-  return has;
-#endif
-}
 #endif  // EDGEATTN_KV_NEON_DOT
 
 // acc[0, kVecs * N) += sum over the tile's keys j of p[j] * scale_j * value_j, the int8 values
@@ -480,7 +468,7 @@ inline std::vector<const AttentionKernel*> ListCompactKvKernels() {
                                            &PackI8KeysValues,
                                            &CompactKvScratch,
                                            &RunCompactKvAttention<I8Kv<I8DotNeon>>};
-  if (HasNeonDotProduct()) kernels.push_back(&kNeonDot);
+  if (CpuHasNeonDotProduct()) kernels.push_back(&kNeonDot);  // cpu_features.h
 #endif
   kernels.push_back(&kI8);
   return kernels;
