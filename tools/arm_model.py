@@ -5,7 +5,8 @@ Nothing here runs ARM hardware, so the evidence for the aarch64 kernels' speed i
 machine-code analyzer (llvm-mca) run on the loops of the real objects of the aarch64 build:
   1. builds the kernels (cmake preset aarch64, target edgeattn_simd) unless --no-build;
   2. disassembles each kernel function from its object and finds its inner loop (the innermost
-     backward branch holding the most multiply-adds) and, for the int8 tiles, the block loop
+     backward branch holding the most multiply-adds, among those holding the kernel's marker
+     instruction where it has one) and, for the int8 tiles, the block loop
      around it: a block of 64 k-values is that loop repeated until it holds the block's dot
      products, plus the rest of the block loop (the block epilogue);
   3. runs llvm-mca per core model and prints cycles per step, the bottleneck and the fraction of
@@ -55,23 +56,65 @@ CORES = [
 ]
 SVE_TARGET = {128: "N_SVE2_128", 256: "N_SVE_256", 512: "N_SVE"}
 
-# What to model: object, function (demangled, {ns} = Highway target namespace), the work
+# What to model: object, function (demangled, {ns} = Highway target namespace; " | " between
+# alternative names), the work
 # instruction, how many of them make the step a row reports cycles for (a k-step of the 6 x 4
 # fp32 tile, a group of 4 k of the 4 x 4 int8 tile), and for the int8 tiles how many make a block
-# of 64 k-values, after which the block epilogue runs (0: the loop alone).
-Kernel = collections.namedtuple("Kernel", "label isa obj symbol work step_work block_work")
+# of 64 k-values, after which the block epilogue runs (0: the loop alone). `marker`: a mnemonic
+# the loop holds, where the function has other loops of the work instruction (the attention
+# kernels' softmax); None: the loop with the most work instructions.
+Kernel = collections.namedtuple("Kernel", "label isa obj symbol work step_work block_work marker",
+                                defaults=(None,))
+TILE = "edgeattn::simd::{ns}::TileF32<6ul, 4ul, %s>("
+# Highway 1.0.3's float16_t is the compiler's __fp16 ("half"), Highway 1.4's its own type.
+F16_TILE = " | ".join(TILE % t for t in ("half", "hwy::float16_t"))
+KV = ("edgeattn::simd::{ns}::RunCompactKvAttention<edgeattn::simd::{ns}::I8Kv<"
+      "edgeattn::simd::{ns}::%s>>(")
+WIDEN_I8 = r"^(sxtl2?|sshll2?|sunpklo|ld1sb)$"  # int8 values widened: not the softmax's loop
 KERNELS = [
-    Kernel("fp32 NEON 6x4 tile, GEMM (per k-step)", "neon", "gemm_f32.cc.o",
-           "edgeattn::simd::{ns}::TileF32<6ul, 4ul, float>(", "fmla", 24, 0),
+    Kernel("fp32 NEON 6x4 tile, GEMM (per k-step)", "neon", "gemm_f32.cc.o", TILE % "float",
+           "fmla", 24, 0),
     Kernel("fp32 NEON 6x4 tile, attention (per k-step)", "neon", "attention.cc.o",
-           "edgeattn::simd::{ns}::TileF32<6ul, 4ul, float>(", "fmla", 24, 0),
+           TILE % "float", "fmla", 24, 0),
     Kernel("int8 NEON sdot 3x4 tile, 64-value block with epilogue (per group of 4 k)", "neon",
            "gemm_i8.cc.o", "edgeattn::simd::{ns}::DotTileNeon<3ul, true>(", "sdot", 12, 192),
-    Kernel("fp32 SVE 6x4 tile (per k-step)", "sve", "gemm_f32.cc.o",
-           "edgeattn::simd::{ns}::TileF32<6ul, 4ul, float>(", "fmla", 24, 0),
+    Kernel("fp32 SVE 6x4 tile (per k-step)", "sve", "gemm_f32.cc.o", TILE % "float", "fmla", 24, 0),
     Kernel("int8 SVE 4x4 tile, 64-value block with epilogue (per group of 4 k)", "sve",
            "gemm_i8.cc.o", "edgeattn::simd::{ns}::DotTileSve<4ul>(", "sdot", 16, 256),
+    # bf16 / fp16 weights (f32_bf16w_widen_6x4v, f32_f16w_widen_6x4v) and the bf16 / fp16 KV
+    # cache's scores and values (bf16kv_f32_6x4v, f16kv_f32_6x4v): the fp32 tile, B widened.
+    Kernel("bf16 weights or KV, NEON 6x4 tile (per k-step)", "neon", "gemm_half.cc.o",
+           TILE % "hwy::bfloat16_t", "fmla", 24, 0),
+    Kernel("fp16 weights or KV, NEON 6x4 tile (per k-step)", "neon", "gemm_half.cc.o",
+           F16_TILE, "fmla", 24, 0),
+    Kernel("bf16 weights or KV, SVE 6x4 tile (per k-step)", "sve", "gemm_half.cc.o",
+           TILE % "hwy::bfloat16_t", "fmla", 24, 0),
+    Kernel("fp16 weights or KV, SVE 6x4 tile (per k-step)", "sve", "gemm_half.cc.o",
+           F16_TILE, "fmla", 24, 0),
+    # The int8 KV cache: scores of a query row against a panel of 64 keys (i8kv_i8dot_neondot:
+    # sdot; i8kv_i8dot_i32: int32 multiply-adds), and the values, widened and accumulated.
+    Kernel("int8 KV scores, NEON sdot, 64 keys (per group of 4 k)", "neon", "attention_kv.cc.o",
+           "edgeattn::simd::{ns}::I8DotNeon::Panel(", "sdot", 16, 0),
+    Kernel("int8 KV scores, NEON int32 mla, a vector of keys (per group of 4 k; % of sdot peak)",
+           "neon", "attention_kv.cc.o", KV % "I8DotI32", "mla", 4, 0),
+    Kernel("int8 KV values, NEON, 4 vectors of channels (per key)", "neon", "attention_kv.cc.o",
+           KV % "I8DotI32", "fmla", 4, 0, WIDEN_I8),
+    Kernel("int8 KV scores, SVE int32 mla, a vector of keys (per group of 4 k; % of sdot peak)",
+           "sve", "attention_kv.cc.o", KV % "I8DotI32", "mla", 4, 0),
+    Kernel("int8 KV values, SVE, 4 vectors of channels (per key)", "sve", "attention_kv.cc.o",
+           KV % "I8DotI32", "fmla", 4, 0, WIDEN_I8),
 ]
+# The work each instruction does per 32-bit lane, and which peak it is judged against: fmla 2
+# FLOP, sdot 4 int8 multiply-accumulates, mla one (an int32 one, against the int8 peak: the
+# portable kernel's cost in the unit of the dot-product kernels).
+WORK = {"fmla": (2, "flop"), "sdot": (4, "mac"), "mla": (1, "mac")}
+# SVE's destructive multiply-adds come in two forms: the result in the addend's register or in
+# a multiplicand's.
+WORK_FORMS = {"fmla": ("fmla", "fmad"), "sdot": ("sdot",), "mla": ("mla", "mad")}
+
+
+def is_work(mnemonic, work):
+    return mnemonic in WORK_FORMS[work]
 
 BRANCH = re.compile(r"^(b|b\.\w+|cbn?z|tbn?z)$")
 LINE = re.compile(r"^\s*([0-9a-f]+):\s+(\S+)\s*(.*?)\s*$")
@@ -128,17 +171,22 @@ def body(insns, lo, hi):
     return [i for i in insns if lo <= i[0] <= hi]
 
 
-def loop_text(insns, work, block_work):
-    """Assembly for llvm-mca: the inner loop, or with block_work a block: the enclosing loop's
-    body with the inner loop repeated until it holds block_work work instructions, and without
-    the other loops nested in it (the remainders of blocks that are not whole inner steps)."""
+def loop_text(insns, work, block_work, marker=None):
+    """Assembly for llvm-mca: the inner loop (with marker: among the loops holding it), or with
+    block_work a block: the enclosing loop's body with the inner loop repeated until it holds
+    block_work work instructions, and without the other loops nested in it (the remainders of
+    blocks that are not whole inner steps)."""
     ranges = loops(insns)
     innermost = [r for r in ranges
                  if not any(o != r and r[0] <= o[0] and o[1] <= r[1] for o in ranges)]
     if not innermost:
         raise RuntimeError("no loop found")
-    count = lambda r: sum(1 for i in body(insns, *r) if i[1] == work)
-    inner = max(innermost, key=count)
+    count = lambda r: sum(1 for i in body(insns, *r) if is_work(i[1], work))
+    marked = [r for r in innermost
+              if marker is None or any(re.match(marker, i[1]) for i in body(insns, *r))]
+    if not marked:
+        raise RuntimeError(f"no loop holds {marker}")
+    inner = max(marked, key=count)
     if count(inner) == 0:
         raise RuntimeError(f"no {work} in any loop")
     lines = body(insns, *inner)
@@ -151,8 +199,8 @@ def loop_text(insns, work, block_work):
         rest = lambda a, b: [i for i in body(insns, a, b)
                              if not any(r[0] <= i[0] <= r[1] for r in others)]
         before, after = rest(lo, inner[0] - 1), rest(inner[1] + 1, hi)
-        repeats, partial = divmod(block_work - sum(1 for i in before + after if i[1] == work),
-                                  count(inner))
+        outside = sum(1 for i in before + after if is_work(i[1], work))
+        repeats, partial = divmod(block_work - outside, count(inner))
         if partial or repeats < 1:
             raise RuntimeError(f"a block is not whole passes of the inner loop ({work})")
         lines = before + lines * repeats + after
@@ -284,10 +332,13 @@ def predict(core, kernel, asm):
     cycles, insns, pressure, width, dropped, stood_in = llvm_mca(core, asm)
     dataflow_insns = [(m, o) for m, o, _, _ in insns]
     latencies = [lat for _, _, _, lat in insns]
-    chain = chain_cycles(dataflow_insns, latencies, through_memory=True)
     registers_only = chain_cycles(dataflow_insns, latencies, through_memory=False)
+    # Register chains are llvm-mca's own (with the forwarding its models know); the spill chain
+    # counts only where the stack lengthens it.
+    chain = chain_cycles(dataflow_insns, latencies, through_memory=True)
+    chain = chain if chain > 1.02 * registers_only else 0.0
     per_instruction, peak = work_per_instruction(kernel, core)
-    work = sum(1 for m, _, _, _ in insns if m == kernel.work)
+    work = sum(1 for m, _, _, _ in insns if is_work(m, kernel.work))
     floor = work * per_instruction / peak
     floor_loads = loads_128(insns) if core.q_loads_alone else 0
     busiest = max(pressure.values())
@@ -314,21 +365,26 @@ def predict(core, kernel, asm):
 
 
 def work_per_instruction(kernel, core):
-    """(work per instruction, peak work per cycle): FLOP for fmla, MAC for sdot."""
+    """(work per instruction, peak work per cycle): FLOP for fmla, MAC for sdot and mla."""
     lanes = 4 if kernel.isa == "neon" else core.sve // 32
-    return (2 * lanes, core.flop) if kernel.work == "fmla" else (4 * lanes, core.mac)
+    per_lane, peak = WORK[kernel.work]
+    return per_lane * lanes, core.flop if peak == "flop" else core.mac
 
 
 def kernel_function(obj_dir, objects, kernel, ns):
     """The kernel's instructions, or None when the build has no code for Highway target ns (a
-    clang build with Highway 1.0.3 compiles the baseline target alone)."""
+    clang build with Highway 1.0.3 compiles the baseline target alone) or no such kernel (clang
+    builds have no i8kv_i8dot_neondot)."""
     if kernel.obj not in objects:
         objects[kernel.obj] = functions(os.path.join(obj_dir, kernel.obj))
     funcs = objects[kernel.obj]
     if not any(f"::{ns}::" in full for full in funcs):
         return None
     name = kernel.symbol.format(ns=ns)
-    matches = [f for full, f in funcs.items() if name in full]
+    matches = [f for full, f in funcs.items() if any(n in full for n in name.split(" | "))]
+    if not matches:
+        print(f"({kernel.label}: no {name} in this build)", file=sys.stderr)
+        return None
     if len(matches) != 1:
         raise RuntimeError(f"{name} found {len(matches)} times in {kernel.obj}")
     return matches[0]
@@ -351,8 +407,8 @@ def report(obj_dir):
                 continue
             per_instruction, peak = work_per_instruction(kernel, core)
             percent = lambda cycles, work: 100.0 * work * per_instruction / (cycles * peak)
-            cycles, work, why = predict(core, kernel,
-                                        loop_text(insns, kernel.work, kernel.block_work))
+            asm = loop_text(insns, kernel.work, kernel.block_work, kernel.marker)
+            cycles, work, why = predict(core, kernel, asm)
             loop_percent = None
             if kernel.block_work:
                 loop_cycles, loop_work, _ = predict(core, kernel, loop_text(insns, kernel.work, 0))

@@ -21,8 +21,14 @@
 #                                 (neoverse-n1, max); the g++ build runs the rest
 #   tools/test_arm.sh --clang --all   the whole clang build: the suite on neoverse-n1, the kernel
 #                                     tests on the other five models
+#   tools/test_arm.sh --clang-suites  the whole suite of clang-14's build (preset aarch64-clang14,
+#                                     lld-14, Highway 1.4.0; the clang of NDK r24-r25) and then
+#                                     clang-19's, each on neoverse-n1 without the slow tests
+#                                     above, with each build's and run's seconds; by hand, as
+#                                     CI has no time for it
 # Either way every CPU model's chosen target is printed, and the run fails unless dispatch
-# compiled more than one target and chose different ones on different models.
+# compiled more than one target and chose different ones on different models; except on
+# clang-14, for which Highway 1.4 dispatches statically (run-time dispatch needs clang 17).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install_deps.sh --arm
@@ -33,48 +39,44 @@ kernels='TestGroup/'  # the per-target kernel tests (HWY_EXPORT_AND_TEST_P), as 
 # ctest). ctest lists the targets of the CPU its discovery ran on (qemu's default, 512-bit SVE),
 # so the fixed-width SVE2_128 and SVE_256 tests run from simd_test itself.
 kernel_runs=(cortex-a53 '' max,sve-default-vector-length=16 'SVE SVE2 SVE2_128')
-preset=aarch64
-configure=()
 suite_cpu=neoverse-n1  # where the rest of the suite runs, kernel tests included
 targets=()             # all
-if [ "${1:-}" = --wide ]; then
-  kernel_runs+=(max,sve-default-vector-length=32 SVE_256 a64fx SVE max SVE2)
-elif [ "${1:-}" = --clang ]; then
-  preset=aarch64-clang
+presets=(aarch64)
+configure=()
+case "${1:-}" in
+  --wide) kernel_runs+=(max,sve-default-vector-length=32 SVE_256 a64fx SVE max SVE2) ;;
+  --clang)
+    presets=(aarch64-clang)
+    kernel_runs=(neoverse-n1 '' max '')
+    if [ "${2:-}" = --all ]; then
+      kernel_runs=(cortex-a53 '' a64fx '' max '' max,sve-default-vector-length=16 ''
+                   max,sve-default-vector-length=32 '')
+    else
+      suite_cpu=""
+      targets=(--target simd_test edgeattn_cli)
+    fi
+    ;;
+  --clang-suites)
+    command -v clang++-14 >/dev/null ||
+      { echo "test_arm.sh: --clang-suites needs clang-14 and lld-14" >&2; exit 1; }
+    presets=(aarch64-clang14 aarch64-clang)
+    kernel_runs=()
+    ;;
+esac
+[ "${presets[0]}" = aarch64 ] ||
   configure=(-DFETCHCONTENT_SOURCE_DIR_HIGHWAY="$(tools/highway_source.sh)")
-  kernel_runs=(neoverse-n1 '' max '')
-  if [ "${2:-}" = --all ]; then
-    kernel_runs=(cortex-a53 '' a64fx '' max '' max,sve-default-vector-length=16 ''
-                 max,sve-default-vector-length=32 '')
-  else
-    suite_cpu=""
-    targets=(--target simd_test edgeattn_cli)
-  fi
-fi
-cmake --preset $preset "${configure[@]}" >/dev/null && cmake --build --preset $preset "${targets[@]}"
-build=build/$preset
 slow='ContractShapes|OutlierChannelsOnBert|MatchReference|ForwardMatchesReference|BenchDecodeShapeRows'
 slow+='|ReferencePolicy|QuietWhenIdle|Soak|NoAllocation|DeathTest'
 info() {  # QEMU_CPU, field: a line of `edgeattn info` on that CPU model
   QEMU_CPU=$1 qemu-aarch64 $build/tools/edgeattn info | sed -n "s/^$2: *//p"
 }
-echo "== $preset: Highway $(info max 'highway version'), compiled $(info max 'highway compiled')"
-chosen=()
-for cpu in "${all_cpus[@]}"; do
-  chosen+=("$(info "$cpu" 'highway chosen')")
-  echo "== QEMU_CPU=$cpu: Highway target ${chosen[-1]}, int8 kernels $(info "$cpu" 'int8 kernels')," \
-    "chosen $(info "$cpu" 'int8 chosen')"
-done
-if [ "$(printf '%s\n' "${chosen[@]}" | sort -u | wc -l)" -lt 2 ]; then
-  echo "test_arm.sh: $preset chose ${chosen[0]} on every CPU model: no run-time dispatch" >&2
-  exit 1
-fi
 run() {  # QEMU_CPU, then ctest's selection
   local cpu=$1
   shift
   echo "== QEMU_CPU=$cpu: ctest $*"
+  # From ctest's count of passed tests on: the failed ones, the time per label, the total.
   QEMU_CPU=$cpu ctest --test-dir $build -j2 "$@" --timeout 900 \
-    --output-on-failure --no-tests=error | tail -n 3
+    --output-on-failure --no-tests=error | sed -n '/tests passed/,$p'
 }
 target_kernels() {  # QEMU_CPU, Highway target, shard: half of that target's kernel tests
   local log
@@ -84,20 +86,45 @@ target_kernels() {  # QEMU_CPU, Highway target, shard: half of that target's ker
   grep -q '^\[  PASSED  \] [1-9]' <<<"$log" || { echo "$log"; echo "no $2 tests on $1" >&2; return 1; }
   grep '^\[  PASSED  \]' <<<"$log" | sed "s/^/  $2, shard $3: /"
 }
-[ -z "$suite_cpu" ] || run $suite_cpu -E "$slow"
-for ((i = 0; i < ${#kernel_runs[@]}; i += 2)); do
-  cpu=${kernel_runs[i]}
-  if [ -z "${kernel_runs[i + 1]}" ]; then
-    run "$cpu" -R "$kernels"
-    continue
-  fi
-  echo "== QEMU_CPU=$cpu: simd_test, targets ${kernel_runs[i + 1]}"
-  pids=()
-  for target in ${kernel_runs[i + 1]}; do
-    for shard in 0 1; do  # two processes per target: qemu runs one thread each
-      target_kernels "$cpu" "$target" $shard &
-      pids+=($!)
-    done
+check_dispatch() {  # prints each CPU model's target and int8 kernels; fails without dispatch
+  local chosen=()
+  echo "== $preset: Highway $(info max 'highway version'), compiled $(info max 'highway compiled')"
+  for cpu in "${all_cpus[@]}"; do
+    chosen+=("$(info "$cpu" 'highway chosen')")
+    echo "== QEMU_CPU=$cpu: Highway target ${chosen[-1]}, int8 kernels $(info "$cpu" 'int8 kernels')," \
+      "chosen $(info "$cpu" 'int8 chosen')"
   done
-  for pid in "${pids[@]}"; do wait "$pid"; done
-done
+  [ "$preset" != aarch64-clang14 ] || return 0  # static dispatch: one target
+  if [ "$(printf '%s\n' "${chosen[@]}" | sort -u | wc -l)" -lt 2 ]; then
+    echo "test_arm.sh: $preset chose ${chosen[0]} on every CPU model: no run-time dispatch" >&2
+    return 1
+  fi
+}
+test_preset() {  # builds $preset, checks dispatch, runs the suite and the kernel runs
+  build=build/$preset
+  local began=$SECONDS
+  cmake --preset $preset "${configure[@]}" >/dev/null
+  cmake --build --preset $preset "${targets[@]}"
+  echo "== $preset: built in $((SECONDS - began)) s"
+  check_dispatch
+  began=$SECONDS
+  [ -z "$suite_cpu" ] || run $suite_cpu -E "$slow"
+  for ((i = 0; i < ${#kernel_runs[@]}; i += 2)); do
+    cpu=${kernel_runs[i]}
+    if [ -z "${kernel_runs[i + 1]}" ]; then
+      run "$cpu" -R "$kernels"
+      continue
+    fi
+    echo "== QEMU_CPU=$cpu: simd_test, targets ${kernel_runs[i + 1]}"
+    pids=()
+    for target in ${kernel_runs[i + 1]}; do
+      for shard in 0 1; do  # two processes per target: qemu runs one thread each
+        target_kernels "$cpu" "$target" $shard &
+        pids+=($!)
+      done
+    done
+    for pid in "${pids[@]}"; do wait "$pid"; done
+  done
+  echo "== $preset: tests ran in $((SECONDS - began)) s"
+}
+for preset in "${presets[@]}"; do test_preset; done

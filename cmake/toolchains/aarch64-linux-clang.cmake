@@ -6,13 +6,18 @@
 # SVE, SVE2, ... at run time. See docs/arm.md.
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
-set(CMAKE_C_COMPILER clang-19)
-set(CMAKE_CXX_COMPILER clang++-19)
+# EDGEATTN_CLANG_VERSION picks the clang (aarch64-linux-clang14.cmake sets 14, the clang of NDKs
+# before r26); lld of the same version links.
+if(NOT DEFINED EDGEATTN_CLANG_VERSION)
+  set(EDGEATTN_CLANG_VERSION 19)
+endif()
+set(CMAKE_C_COMPILER clang-${EDGEATTN_CLANG_VERSION})
+set(CMAKE_CXX_COMPILER clang++-${EDGEATTN_CLANG_VERSION})
 set(CMAKE_C_COMPILER_TARGET aarch64-linux-gnu)
 set(CMAKE_CXX_COMPILER_TARGET aarch64-linux-gnu)
-set(CMAKE_EXE_LINKER_FLAGS_INIT -fuse-ld=lld)
-set(CMAKE_SHARED_LINKER_FLAGS_INIT -fuse-ld=lld)
-set(CMAKE_MODULE_LINKER_FLAGS_INIT -fuse-ld=lld)
+set(CMAKE_EXE_LINKER_FLAGS_INIT -fuse-ld=lld-${EDGEATTN_CLANG_VERSION})
+set(CMAKE_SHARED_LINKER_FLAGS_INIT -fuse-ld=lld-${EDGEATTN_CLANG_VERSION})
+set(CMAKE_MODULE_LINKER_FLAGS_INIT -fuse-ld=lld-${EDGEATTN_CLANG_VERSION})
 set(CMAKE_LIBRARY_ARCHITECTURE aarch64-linux-gnu)
 set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 # As in aarch64-linux-gnu.cmake: ctest runs the binaries through user-mode qemu (QEMU_CPU picks
