@@ -789,6 +789,17 @@ TEST(CliTest, InfoAndHelp) {
             std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("threads:             "), std::string::npos) << r.output;
+#if defined(__x86_64__)
+  // The features the compact kernels hinge on, as the kernel reports them.
+  const std::string features = r.output.substr(0, r.output.find('\n')) + " ";
+  for (const auto& [kernel_flag, info_name] :
+       {std::pair<const char*, const char*>{"avx512_fp16", "avx512fp16"}, {"amx_tile", "amx-tile"},
+        {"amx_int8", "amx-int8"}, {"amx_bf16", "amx-bf16"}}) {
+    EXPECT_EQ(testing_support::CpuInfoHasFlag(kernel_flag),
+              features.find(std::string(" ") + info_name + " ") != std::string::npos)
+        << info_name << ": " << features;
+  }
+#endif
   const std::vector<std::string> int8 = ProjectionKernels(Precision::kInt8);
   EXPECT_NE(r.output.find("int8 chosen:         " + int8.front() + "\n"), std::string::npos)
       << r.output;

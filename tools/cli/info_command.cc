@@ -4,6 +4,9 @@
 #include <string>
 #include <vector>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #if defined(__aarch64__) && defined(__linux__)
 #include <asm/hwcap.h>
 #include <sys/auxv.h>
@@ -17,6 +20,21 @@
 namespace edgeattn {
 namespace cli {
 namespace {
+
+#if defined(__x86_64__) || defined(__i386__)
+// CPUID leaf 7 EDX, read directly: clang 14's __builtin_cpu_supports knows none of these names.
+void AddLeaf7EdxFeatures(std::vector<std::string>& found) {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return;
+  const struct {
+    unsigned bit;
+    const char* name;
+  } kFeatures[] = {{23, "avx512fp16"}, {24, "amx-tile"}, {25, "amx-int8"}, {22, "amx-bf16"}};
+  for (const auto& feature : kFeatures) {
+    if (edx & (1u << feature.bit)) found.emplace_back(feature.name);
+  }
+}
+#endif
 
 std::vector<std::string> CpuFeatures() {
   std::vector<std::string> found;
@@ -34,14 +52,19 @@ std::vector<std::string> CpuFeatures() {
   EDGEATTN_X86_FEATURE("avx512vnni")
   EDGEATTN_X86_FEATURE("avx512bf16")
 #undef EDGEATTN_X86_FEATURE
+  AddLeaf7EdxFeatures(found);
 #elif defined(__aarch64__) && defined(__linux__)
   const unsigned long hwcap = getauxval(AT_HWCAP);
   const unsigned long hwcap2 = getauxval(AT_HWCAP2);
   if (hwcap & HWCAP_ASIMD) found.emplace_back("neon");
+  if (hwcap & HWCAP_ASIMDHP) found.emplace_back("fp16");
   if (hwcap & HWCAP_ASIMDDP) found.emplace_back("dotprod");
   if (hwcap & HWCAP_SVE) found.emplace_back("sve");
 #ifdef HWCAP2_SVE2
   if (hwcap2 & HWCAP2_SVE2) found.emplace_back("sve2");
+#endif
+#ifdef HWCAP2_BF16
+  if (hwcap2 & HWCAP2_BF16) found.emplace_back("bf16");
 #endif
 #ifdef HWCAP2_I8MM
   if (hwcap2 & HWCAP2_I8MM) found.emplace_back("i8mm");
