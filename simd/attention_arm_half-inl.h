@@ -52,22 +52,22 @@
 namespace edgeattn {
 namespace simd {
 namespace HWY_NAMESPACE {
-// A register tile's fp32 sums: R rows x 16 lanes, loaded (or zero) and stored. Outside the
+// A register tile's fp32 sums: R rows x 8 lanes, loaded (or zero) and stored. Outside the
 // target's attributes (plain NEON of the build's baseline), so that both instruction sets'
 // functions below may inline them.
 template <size_t R>
-inline void LoadSums(bool accumulate, const float* out, size_t ldo, float32x4_t (&f)[R][4]) {
+inline void LoadSums(bool accumulate, const float* out, size_t ldo, float32x4_t (&f)[R][2]) {
   for (size_t r = 0; r < R; ++r) {
-    for (size_t i = 0; i < 4; ++i) {
+    for (size_t i = 0; i < 2; ++i) {
       f[r][i] = accumulate ? vld1q_f32(out + r * ldo + 4 * i) : vdupq_n_f32(0.0f);
     }
   }
 }
 
 template <size_t R>
-inline void StoreSums(const float32x4_t (&f)[R][4], float* out, size_t ldo) {
+inline void StoreSums(const float32x4_t (&f)[R][2], float* out, size_t ldo) {
   for (size_t r = 0; r < R; ++r) {
-    for (size_t i = 0; i < 4; ++i) vst1q_f32(out + r * ldo + 4 * i, f[r][i]);
+    for (size_t i = 0; i < 2; ++i) vst1q_f32(out + r * ldo + 4 * i, f[r][i]);
   }
 }
 // NOLINTNEXTLINE(google-readability-namespace-comments)
@@ -82,10 +82,12 @@ namespace simd {
 namespace HWY_NAMESPACE {
 
 #if EDGEATTN_ARM_F16 || EDGEATTN_ARM_BF16
-// Query rows per register tile, and keys (Q K^T) or value channels (P V) per tile: two 8-lane
-// 16-bit vectors.
-inline constexpr size_t kArmHalfRows = 4;
-inline constexpr size_t kArmHalfCols = 16;
+// Query rows per register tile (a block's 6: 12 fp32 sums, 6 fp16 sums, 6 query vectors and a
+// key or value vector in 32 registers), and keys (Q K^T) or value channels (P V) per tile: one
+// 8-lane 16-bit vector, so that each lane of a query vector feeds one multiply-add per row,
+// which g++ then issues by element (a lane used twice, it broadcasts with dup first).
+inline constexpr size_t kArmHalfRows = 6;
+inline constexpr size_t kArmHalfCols = 8;
 // fp16 sums run over this many channels (Q K^T) or keys (P V) before they are added to fp32.
 inline constexpr size_t kF16Chunk = 8;
 #endif
@@ -97,42 +99,50 @@ HWY_PUSH_ATTRIBUTES("arch=armv8.2-a+crypto+fp16")
 
 HWY_INLINE float16x8_t LoadF16(const uint16_t* p) { return vreinterpretq_f16_u16(vld1q_u16(p)); }
 
-// f[r][0..3] += the fp16 sums h[r][0..1], widened exactly; h restarts from zero.
+// f[r][0..1] += the fp16 sums h[r], widened exactly; h restarts from zero.
 template <size_t R>
-HWY_INLINE void FlushF16(float16x8_t (&h)[R][2], float32x4_t (&f)[R][4]) {
+HWY_INLINE void FlushF16(float16x8_t (&h)[R], float32x4_t (&f)[R][2]) {
   for (size_t r = 0; r < R; ++r) {
-    for (size_t i = 0; i < 2; ++i) {
-      f[r][2 * i] = vaddq_f32(f[r][2 * i], vcvt_f32_f16(vget_low_f16(h[r][i])));
-      f[r][2 * i + 1] = vaddq_f32(f[r][2 * i + 1], vcvt_high_f32_f16(h[r][i]));
-      h[r][i] = vdupq_n_f16(0);
-    }
+    f[r][0] = vaddq_f32(f[r][0], vcvt_f32_f16(vget_low_f16(h[r])));
+    f[r][1] = vaddq_f32(f[r][1], vcvt_high_f32_f16(h[r]));
+    h[r] = vdupq_n_f16(0);
   }
 }
 
-// One step of a chunk: h[r] += b (16 lanes at b0) times lane L of a[r].
+// h + b * lane L of a, one fmla by element. g++ 12 broadcasts lanes other than 0 with a dup
+// first (two instructions where one does): inline assembly there ("x": v0-v15, which the
+// by-element form of fp16 needs).
+template <int L>
+HWY_INLINE float16x8_t FmaLaneF16(float16x8_t h, float16x8_t b, float16x8_t a) {
+#if HWY_COMPILER_GCC_ACTUAL
+  __asm__("fmla %0.8h, %1.8h, %2.h[%3]" : "+w"(h) : "w"(b), "x"(a), "i"(L));
+  return h;
+#else
+  return vfmaq_laneq_f16(h, b, a, L);
+#endif
+}
+
+// One step of a chunk: h[r] += b (8 lanes at b0) times lane L of a[r].
 template <size_t R, int L>
-HWY_INLINE void StepF16(const uint16_t* b0, const float16x8_t (&a)[R], float16x8_t (&h)[R][2]) {
-  const float16x8_t b_lo = LoadF16(b0), b_hi = LoadF16(b0 + 8);
-  for (size_t r = 0; r < R; ++r) {
-    h[r][0] = vfmaq_laneq_f16(h[r][0], b_lo, a[r], L);
-    h[r][1] = vfmaq_laneq_f16(h[r][1], b_hi, a[r], L);
-  }
+HWY_INLINE void StepF16(const uint16_t* b0, const float16x8_t (&a)[R], float16x8_t (&h)[R]) {
+  const float16x8_t b = LoadF16(b0);
+  for (size_t r = 0; r < R; ++r) h[r] = FmaLaneF16<L>(h[r], b, a[r]);
 }
 
 // Q K^T and P V in fp16 fused multiply-adds, kF16Chunk steps per fp16 sum.
 struct F16Fma {
   static constexpr uint16_t (*kRound)(float) = &F16FromF32;
 
-  // out[r][0, 16) (stride ldo) = (accumulate ? out[r] : 0) + sum over steps s < count of
-  // a[r][s] * b[s * ldb, +16). a: R rows of fp16, stride lda, readable in whole chunks (zero
+  // out[r][0, 8) (stride ldo) = (accumulate ? out[r] : 0) + sum over steps s < count of
+  // a[r][s] * b[s * ldb, +8). a: R rows of fp16, stride lda, readable in whole chunks (zero
   // past count); b holds no rows past count.
   template <size_t R>
   static void Tile(const uint16_t* a, size_t lda, const uint16_t* b, size_t ldb, size_t count,
                    bool accumulate, float* out, size_t ldo) {
-    float32x4_t f[R][4];
+    float32x4_t f[R][2];
     LoadSums<R>(accumulate, out, ldo, f);
-    float16x8_t h[R][2];
-    for (size_t r = 0; r < R; ++r) h[r][0] = h[r][1] = vdupq_n_f16(0);
+    float16x8_t h[R];
+    for (size_t r = 0; r < R; ++r) h[r] = vdupq_n_f16(0);
     size_t s = 0;
     for (; s + kF16Chunk <= count; s += kF16Chunk) {
       float16x8_t as[R];
@@ -150,12 +160,11 @@ struct F16Fma {
     }
     if (s < count) {
       for (; s < count; ++s) {
-        const float16x8_t b_lo = LoadF16(b + s * ldb), b_hi = LoadF16(b + s * ldb + 8);
+        const float16x8_t bs = LoadF16(b + s * ldb);
         for (size_t r = 0; r < R; ++r) {
           float16_t x;
           memcpy(&x, a + r * lda + s, sizeof(x));
-          h[r][0] = vfmaq_n_f16(h[r][0], b_lo, x);
-          h[r][1] = vfmaq_n_f16(h[r][1], b_hi, x);
+          h[r] = vfmaq_n_f16(h[r], bs, x);
         }
       }
       FlushF16<R>(h, f);
@@ -176,24 +185,22 @@ HWY_PUSH_ATTRIBUTES("arch=armv8.6-a+crypto+bf16")
 
 HWY_INLINE bfloat16x8_t AsBf16(uint16x8_t v) { return vreinterpretq_bf16_u16(v); }
 
-// The pair vectors of 16 lanes of rows b0 and b1 (zeros for a null b1): lanes 4i..4i+3 of both
+// The pair vectors of 8 lanes of rows b0 and b1 (zeros for a null b1): lanes 4i..4i+3 of both
 // interleaved in x[i], as BFDOT reads pairs.
-HWY_INLINE void InterleaveRows(const uint16_t* b0, const uint16_t* b1, uint16x8_t (&x)[4]) {
-  const uint16x8_t lo0 = vld1q_u16(b0), hi0 = vld1q_u16(b0 + 8);
-  const uint16x8_t lo1 = b1 ? vld1q_u16(b1) : vdupq_n_u16(0);
-  const uint16x8_t hi1 = b1 ? vld1q_u16(b1 + 8) : vdupq_n_u16(0);
-  x[0] = vzip1q_u16(lo0, lo1);
-  x[1] = vzip2q_u16(lo0, lo1);
-  x[2] = vzip1q_u16(hi0, hi1);
-  x[3] = vzip2q_u16(hi0, hi1);
+HWY_INLINE void InterleaveRows(const uint16_t* b0, const uint16_t* b1, uint16x8_t (&x)[2]) {
+  const uint16x8_t v0 = vld1q_u16(b0);
+  const uint16x8_t v1 = b1 ? vld1q_u16(b1) : vdupq_n_u16(0);
+  x[0] = vzip1q_u16(v0, v1);
+  x[1] = vzip2q_u16(v0, v1);
 }
 
 // f[r] += BFDOT of the pair vectors x with pair L of a[r].
 template <size_t R, int L>
-HWY_INLINE void StepBfdot(const uint16x8_t (&x)[4], const bfloat16x8_t (&a)[R],
-                          float32x4_t (&f)[R][4]) {
+HWY_INLINE void StepBfdot(const uint16x8_t (&x)[2], const bfloat16x8_t (&a)[R],
+                          float32x4_t (&f)[R][2]) {
   for (size_t r = 0; r < R; ++r) {
-    for (size_t i = 0; i < 4; ++i) f[r][i] = vbfdotq_laneq_f32(f[r][i], AsBf16(x[i]), a[r], L);
+    f[r][0] = vbfdotq_laneq_f32(f[r][0], AsBf16(x[0]), a[r], L);
+    f[r][1] = vbfdotq_laneq_f32(f[r][1], AsBf16(x[1]), a[r], L);
   }
 }
 
@@ -206,9 +213,9 @@ struct Bfdot {
   template <size_t R>
   static void Tile(const uint16_t* a, size_t lda, const uint16_t* b, size_t ldb, size_t count,
                    bool accumulate, float* out, size_t ldo) {
-    float32x4_t f[R][4];
+    float32x4_t f[R][2];
     LoadSums<R>(accumulate, out, ldo, f);
-    uint16x8_t x[4];
+    uint16x8_t x[2];
     for (size_t s = 0; s < count; s += 8) {
       bfloat16x8_t as[R];
       for (size_t r = 0; r < R; ++r) as[r] = AsBf16(vld1q_u16(a + r * lda + s));
@@ -281,7 +288,7 @@ struct ArmHalfTile {
   }
 };
 
-// Splits `rows` into groups of at most kArmHalfRows, as even as possible (6 = 3 + 3), and runs
+// Splits `rows` into groups of at most kArmHalfRows, as even as possible (8 = 4 + 4), and runs
 // the tile on each.
 template <class Dot>
 void ForRowGroups(size_t rows, const ArmHalfTile<Dot>& tile) {
@@ -292,7 +299,9 @@ void ForRowGroups(size_t rows, const ArmHalfTile<Dot>& tile) {
       case 1: tile.template Run<1>(r0); break;
       case 2: tile.template Run<2>(r0); break;
       case 3: tile.template Run<3>(r0); break;
-      default: tile.template Run<4>(r0); break;
+      case 4: tile.template Run<4>(r0); break;
+      case 5: tile.template Run<5>(r0); break;
+      default: tile.template Run<6>(r0); break;
     }
   }
 }
@@ -324,7 +333,7 @@ struct ArmHalfKv {
     const HalfRows half = HalfRowsAfter(acc, ldacc, args.dk);
     RoundRows<Dot::kRound>(p, kAttentionKeyTile, rows, keys, hwy::RoundUpTo(keys, 8), half.p,
                            kAttentionKeyTile);
-    // Channel blocks of 16 read past a row's dk into the next row, and the last row's into the
+    // Channel blocks of 8 read past a row's dk into the next row, and the last row's into the
     // values' zeroed tail (to a multiple of 16); those lanes land in the accumulators' padding.
     const uint16_t* values = static_cast<const uint16_t*>(args.values) + t0 * args.dk;
     for (size_t c = 0; c < args.dk; c += kArmHalfCols) {
@@ -339,14 +348,14 @@ struct ArmHalfKv {
 inline std::vector<const AttentionKernel*> ListArmHalfKernels() {
   std::vector<const AttentionKernel*> kernels;
 #if EDGEATTN_ARM_F16
-  static const AttentionKernel kF16 = {"f16kv_f16fma_4x16",       KvType::kF16,
+  static const AttentionKernel kF16 = {"f16kv_f16fma_6x8",       KvType::kF16,
                                        &HalfKeysBytes,            &HalfValuesBytes,
                                        &PackF16KeysValues,        &ArmHalfAttentionScratch,
                                        &RunCompactKvAttention<ArmHalfKv<F16Fma>>};
   if (CpuHasArmFp16Arithmetic()) kernels.push_back(&kF16);
 #endif
 #if EDGEATTN_ARM_BF16
-  static const AttentionKernel kBf16 = {"bf16kv_bfdot_4x16",      KvType::kBf16,
+  static const AttentionKernel kBf16 = {"bf16kv_bfdot_6x8",      KvType::kBf16,
                                         &HalfKeysBytes,           &HalfValuesBytes,
                                         &PackBf16KeysValues,      &ArmHalfAttentionScratch,
                                         &RunCompactKvAttention<ArmHalfKv<Bfdot>>};

@@ -5,7 +5,7 @@
 // whose whole target has them (__ARM_FEATURE_* macros). Elsewhere (clang without those macros,
 // x86) the variants are absent.
 //
-//   f16kv_f16fma_4x16   Armv8.2 FP16 (HWCAP_ASIMDHP): Q K^T and P V in fp16 FMLA.
+//   f16kv_f16fma_6x8   Armv8.2 FP16 (HWCAP_ASIMDHP): Q K^T and P V in fp16 FMLA.
 //     - each query row is scaled in fp32 by scale * log2(e) (the fp32 core's base-2 units) and
 //       rounded to fp16 (nearest even, subnormals kept);
 //     - a score sums 8 channels at a time in fp16 fused multiply-adds (one rounding each, from
@@ -17,7 +17,7 @@
 //     Sums of 8 keep fp16's rounding error to 8 half-ulps of the partial sum and its range
 //     (65504) out of reach of data whose 8-channel products stay below it; FMLAL (FHM, fp32
 //     sums) is not needed for the accuracy bound (docs/arm.md) and most fp16 cores lack it.
-//   bf16kv_bfdot_4x16   Armv8.6 BF16 (HWCAP2_BF16): Q K^T and P V in BFDOT.
+//   bf16kv_bfdot_6x8   Armv8.6 BF16 (HWCAP2_BF16): Q K^T and P V in BFDOT.
 //     - each query row is scaled as above and rounded to bf16 (nearest even);
 //     - BFDOT adds two exact bf16 x bf16 products to an fp32 lane: channel pairs (2i, 2i + 1)
 //       for a score, key pairs (2t, 2t + 1) for P V, the fp16 layouts interleaved in registers;
@@ -26,7 +26,7 @@
 //     - softmax as above; the probabilities are rounded to bf16 for P V, the row's sum of
 //       exponentials is taken from the fp32 ones.
 //   Both: need_weights stores the fp32 probabilities of these scores, as every core does.
-//   "4x16": 4 query rows x 16 keys (Q K^T) or 16 value channels (P V) per register tile.
+//   "6x8": 6 query rows x 8 keys (Q K^T) or 8 value channels (P V) per register tile.
 #ifndef EDGEATTN_SIMD_ATTENTION_ARM_HALF_H_
 #define EDGEATTN_SIMD_ATTENTION_ARM_HALF_H_
 

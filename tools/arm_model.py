@@ -63,8 +63,10 @@ SVE_TARGET = {128: "N_SVE2_128", 256: "N_SVE_256", 512: "N_SVE"}
 # of 64 k-values, after which the block epilogue runs (0: the loop alone). `marker`: a mnemonic
 # the loop holds, where the function has other loops of the work instruction (the attention
 # kernels' softmax); None: the loop with the most work instructions.
-Kernel = collections.namedtuple("Kernel", "label isa obj symbol work step_work block_work marker",
-                                defaults=(None,))
+# `skip`: the cores (mcpu) that lack the instruction (bf16 on the A55 and the N1) or whose model
+# does (LLVM 19's Oryon has no bfdot).
+Kernel = collections.namedtuple(
+    "Kernel", "label isa obj symbol work step_work block_work marker skip", defaults=(None, ()))
 TILE = "edgeattn::simd::{ns}::TileF32<6ul, 4ul, %s>("
 # Highway 1.0.3's float16_t is the compiler's __fp16 ("half"), Highway 1.4's its own type.
 F16_TILE = " | ".join(TILE % t for t in ("half", "hwy::float16_t"))
@@ -103,14 +105,24 @@ KERNELS = [
            "sve", "attention_kv.cc.o", KV % "I8DotI32", "mla", 4, 0),
     Kernel("int8 KV values, SVE, 4 vectors of channels (per key)", "sve", "attention_kv.cc.o",
            KV % "I8DotI32", "fmla", 4, 0, WIDEN_I8),
+    # The 16-bit arithmetic KV kernels (attention_arm_half.h), Q K^T and P V alike: 6 rows x 8
+    # lanes. fp16 fmla (8 lanes) and bfdot (4 lanes of pairs) are judged per instruction as one
+    # fp32 fmla (% of the FMA pipes' issue rate, where these do twice fp32's work).
+    Kernel("fp16 KV f16kv_f16fma_6x8, fp16 fmla, 8-k chunk with fp32 flush (per k-step; "
+           "% of fmla issue)", "neon", "attention_arm_half.cc.o",
+           "edgeattn::simd::{ns}::F16Fma::Tile<6ul>(", "fmla", 6, 0),
+    Kernel("bf16 KV bf16kv_bfdot_6x8, bfdot on zipped pairs (per 2 k-steps; % of fmla issue)",
+           "neon", "attention_arm_half.cc.o", "edgeattn::simd::{ns}::Bfdot::Tile<6ul>(", "bfdot",
+           12, 0, None, ("cortex-a55", "neoverse-n1", "oryon-1")),
 ]
 # The work each instruction does per 32-bit lane, and which peak it is judged against: fmla 2
 # FLOP, sdot 4 int8 multiply-accumulates, mla one (an int32 one, against the int8 peak: the
 # portable kernel's cost in the unit of the dot-product kernels).
-WORK = {"fmla": (2, "flop"), "sdot": (4, "mac"), "mla": (1, "mac")}
+WORK = {"fmla": (2, "flop"), "sdot": (4, "mac"), "mla": (1, "mac"), "bfdot": (2, "flop")}
 # SVE's destructive multiply-adds come in two forms: the result in the addend's register or in
 # a multiplicand's.
-WORK_FORMS = {"fmla": ("fmla", "fmad"), "sdot": ("sdot",), "mla": ("mla", "mad")}
+WORK_FORMS = {"fmla": ("fmla", "fmad"), "sdot": ("sdot",), "mla": ("mla", "mad"),
+              "bfdot": ("bfdot",)}
 
 
 def is_work(mnemonic, work):
@@ -400,6 +412,8 @@ def report(obj_dir):
         for core in CORES:
             # SVE on the cores that have it; NEON on all but A64FX (built for SVE alone).
             if (core.sve is None) if kernel.isa == "sve" else (core.mcpu == "a64fx"):
+                continue
+            if core.mcpu in kernel.skip:
                 continue
             ns = "N_NEON" if kernel.isa == "neon" else SVE_TARGET[core.sve]
             insns = kernel_function(obj_dir, objects, kernel, ns)

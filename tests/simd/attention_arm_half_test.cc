@@ -1,4 +1,4 @@
-// The ARM 16-bit attention cores (f16kv_f16fma_4x16, bf16kv_bfdot_4x16) on every compiled
+// The ARM 16-bit attention cores (f16kv_f16fma_6x8, bf16kv_bfdot_6x8) on every compiled
 // target that lists them, forced one by one, against a scalar model of their rounding
 // (simd/attention_arm_half.h): the query row scaled in fp32 and rounded as the keys and values
 // are, then softmax and P V in double precision, within bounds derived from the kernels' sums:
@@ -61,9 +61,9 @@ double RoundBf16(float x) { return simd::F32FromBf16(simd::Bf16FromF32(x)); }
 // fp16: 8 steps of half an ulp (2^-11 of the partial sum) and 2^-25 below 2^-14; bf16: every
 // addition one fp32 ulp (2^-23).
 const Variant kVariants[] = {
-    {"f16kv_f16fma_4x16", simd::KvType::kF16, &RoundF16, 1.0 / 2048, 8.0 / 2048, 0.0,
+    {"f16kv_f16fma_6x8", simd::KvType::kF16, &RoundF16, 1.0 / 2048, 8.0 / 2048, 0.0,
      1.0 / (1 << 25)},
-    {"bf16kv_bfdot_4x16", simd::KvType::kBf16, &RoundBf16, 1.0 / 512, 0.0, 2 * kFloatEps, 0.0},
+    {"bf16kv_bfdot_6x8", simd::KvType::kBf16, &RoundBf16, 1.0 / 512, 0.0, 2 * kFloatEps, 0.0},
 };
 
 // Where the kernels are compiled (attention_arm_half-inl.h).
@@ -321,9 +321,9 @@ void TestArmHalfListed() {
   }
 }
 
-// Rows across row groups (4, 6 = 3 + 3) and their tails, keys across 16-key tiles, 64-key
-// panels and 256-key tiles, dk across the 8-channel chunks and 16-channel blocks (odd: a lone
-// last channel pair); causal or not, alternately exact, with weights and split rows.
+// Rows across blocks of 6 (one register tile) and their tails (5, 1), keys across 8-key tiles,
+// 64-key panels and 256-key tiles, dk across the 8-channel chunks and blocks (odd: a lone last
+// channel pair); causal or not, alternately exact, with weights and split rows.
 void CheckSizes(const Variant& var, const simd::AttentionKernel& kernel) {
   uint32_t seed = 100;
   for (size_t dk : {1, 3, 8, 17, 64}) {
