@@ -355,7 +355,7 @@ inline std::vector<const AttentionKernel*> ListArmHalfKernels() {
   if (CpuHasArmFp16Arithmetic()) kernels.push_back(&kF16);
 #endif
 #if EDGEATTN_ARM_BF16
-  static const AttentionKernel kBf16 = {"bf16kv_bfdot_6x8",      KvType::kBf16,
+  static const AttentionKernel kBf16 = {"bf16kv_bf16dot_6x8",      KvType::kBf16,
                                         &HalfKeysBytes,           &HalfValuesBytes,
                                         &PackBf16KeysValues,      &ArmHalfAttentionScratch,
                                         &RunCompactKvAttention<ArmHalfKv<Bfdot>>};

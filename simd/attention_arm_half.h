@@ -17,7 +17,7 @@
 //     Sums of 8 keep fp16's rounding error to 8 half-ulps of the partial sum and its range
 //     (65504) out of reach of data whose 8-channel products stay below it; FMLAL (FHM, fp32
 //     sums) is not needed for the accuracy bound (docs/arm.md) and most fp16 cores lack it.
-//   bf16kv_bfdot_6x8   Armv8.6 BF16 (HWCAP2_BF16): Q K^T and P V in BFDOT.
+//   bf16kv_bf16dot_6x8   Armv8.6 BF16 (HWCAP2_BF16): Q K^T and P V in BFDOT.
 //     - each query row is scaled as above and rounded to bf16 (nearest even);
 //     - BFDOT adds two exact bf16 x bf16 products to an fp32 lane: channel pairs (2i, 2i + 1)
 //       for a score, key pairs (2t, 2t + 1) for P V, the fp16 layouts interleaved in registers;

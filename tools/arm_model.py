@@ -111,18 +111,25 @@ KERNELS = [
     Kernel("fp16 KV f16kv_f16fma_6x8, fp16 fmla, 8-k chunk with fp32 flush (per k-step; "
            "% of fmla issue)", "neon", "attention_arm_half.cc.o",
            "edgeattn::simd::{ns}::F16Fma::Tile<6ul>(", "fmla", 6, 0),
-    Kernel("bf16 KV bf16kv_bfdot_6x8, bfdot on zipped pairs (per 2 k-steps; % of fmla issue)",
+    Kernel("bf16 KV bf16kv_bf16dot_6x8, bfdot on zipped pairs (per 2 k-steps; % of fmla issue)",
            "neon", "attention_arm_half.cc.o", "edgeattn::simd::{ns}::Bfdot::Tile<6ul>(", "bfdot",
            12, 0, None, ("cortex-a55", "neoverse-n1", "oryon-1")),
+    # The int8 KV cache's scores on usmmla (i8kv_i8mm_usmmla): 2 row pairs x 16 keys, 8
+    # channels (two 4-channel key words zipped) per step; judged per instruction as one sdot
+    # (% of the sdot issue rate; a usmmla does 32 multiply-adds, an sdot 16).
+    Kernel("int8 KV scores, NEON usmmla, 4 rows x 16 keys (per 8 k; % of sdot issue)", "neon",
+           "attention_arm_i8mm.cc.o", "edgeattn::simd::{ns}::UsmmlaTile<2ul>(", "usmmla", 16, 0,
+           None, ("cortex-a55", "neoverse-n1")),
 ]
 # The work each instruction does per 32-bit lane, and which peak it is judged against: fmla 2
 # FLOP, sdot 4 int8 multiply-accumulates, mla one (an int32 one, against the int8 peak: the
 # portable kernel's cost in the unit of the dot-product kernels).
-WORK = {"fmla": (2, "flop"), "sdot": (4, "mac"), "mla": (1, "mac"), "bfdot": (2, "flop")}
+WORK = {"fmla": (2, "flop"), "sdot": (4, "mac"), "mla": (1, "mac"), "bfdot": (2, "flop"),
+        "usmmla": (4, "mac")}
 # SVE's destructive multiply-adds come in two forms: the result in the addend's register or in
 # a multiplicand's.
 WORK_FORMS = {"fmla": ("fmla", "fmad"), "sdot": ("sdot",), "mla": ("mla", "mad"),
-              "bfdot": ("bfdot",)}
+              "bfdot": ("bfdot",), "usmmla": ("usmmla",)}
 
 
 def is_work(mnemonic, work):

@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Cross-builds edgeattn for aarch64 and runs the tests under qemu-aarch64, so that every ARM
 # kernel path runs: NEON without and with the dot product, SVE and SVE2. Prints the Highway
-# target, the int8 kernels the CPU runs and the chosen one, and the fp16 / bf16 KV kernels, on
-# six CPU models (dispatch); fails if
-# any run fails. The per-target kernel tests run per target on a CPU model that has it: NEON on
+# target, the int8 kernels the CPU runs and the chosen one, and the KV cache's kernels, on six
+# CPU models (dispatch); fails if any run fails. The per-target kernel tests run per target on a CPU model that has it: NEON on
 # cortex-a53 (no dot product) and neoverse-n1 (dot product), SVE, SVE2 and SVE2_128 at 128 bits
 # (the phone cores' length); --wide adds SVE_256 at 256 bits (what Neoverse V1 and Graviton 3
 # choose) and 512 bits (A64FX's SVE, qemu max's SVE2), which CI leaves out: qemu's SVE emulation
@@ -94,9 +93,10 @@ check_dispatch() {  # prints each CPU model's target and int8 kernels; fails wit
     chosen+=("$(info "$cpu" 'highway chosen')")
     echo "== QEMU_CPU=$cpu: Highway target ${chosen[-1]}, int8 kernels $(info "$cpu" 'int8 kernels')," \
       "chosen $(info "$cpu" 'int8 chosen')"
-    # The compact KV cache's 16-bit kernels: the fp16 / bf16 arithmetic ones where the CPU has it.
+    # The compact KV cache's kernels: the fp16 / bf16 arithmetic and usmmla ones where the CPU
+    # has the instructions.
     echo "   kv fp16 kernels $(info "$cpu" 'kv fp16 kernels'), kv bf16 kernels" \
-      "$(info "$cpu" 'kv bf16 kernels')"
+      "$(info "$cpu" 'kv bf16 kernels'), kv int8 kernels $(info "$cpu" 'kv int8 kernels')"
   done
   [ "$preset" != aarch64-clang14 ] || return 0  # static dispatch: one target
   if [ "$(printf '%s\n' "${chosen[@]}" | sort -u | wc -l)" -lt 2 ]; then

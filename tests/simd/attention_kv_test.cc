@@ -33,11 +33,12 @@ constexpr simd::KvType kCompactTypes[] = {simd::KvType::kBf16, simd::KvType::kF1
 
 // The kernels modelled here: those with fp32 queries and probabilities. The bf16 cores (their
 // arithmetic named bf16dot or bf16amx, after "kv_") round both: attention_bf16dot_test.cc
-// models them.
+// models them; the ARM fp16 one (f16fma) too: attention_arm_half_test.cc.
 std::vector<const simd::AttentionKernel*> ModelledKernels(simd::KvType type) {
   std::vector<const simd::AttentionKernel*> kernels;
   for (const simd::AttentionKernel* kernel : simd::AttentionKernels(type)) {
-    if (std::strncmp(std::strstr(kernel->name, "kv_") + 3, "bf16", 4) != 0) {
+    const char* arithmetic = std::strstr(kernel->name, "kv_") + 3;
+    if (std::strncmp(arithmetic, "bf16", 4) != 0 && std::strncmp(arithmetic, "f16", 3) != 0) {
       kernels.push_back(kernel);
     }
   }
