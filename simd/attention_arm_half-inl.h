@@ -83,9 +83,8 @@ namespace HWY_NAMESPACE {
 
 #if EDGEATTN_ARM_F16 || EDGEATTN_ARM_BF16
 // Query rows per register tile (a block's 6: 12 fp32 sums, 6 fp16 sums, 6 query vectors and a
-// key or value vector in 32 registers), and keys (Q K^T) or value channels (P V) per tile: one
-// 8-lane 16-bit vector, so that each lane of a query vector feeds one multiply-add per row,
-// which g++ then issues by element (a lane used twice, it broadcasts with dup first).
+// key or value vector fit in 32 registers, where 4 rows x 16 lanes spilled sums to the stack),
+// and keys (Q K^T) or value channels (P V) per tile: one 8-lane 16-bit vector.
 inline constexpr size_t kArmHalfRows = 6;
 inline constexpr size_t kArmHalfCols = 8;
 // fp16 sums run over this many channels (Q K^T) or keys (P V) before they are added to fp32.
