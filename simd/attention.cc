@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "simd/attention_bf16dot.h"
+#include "simd/attention_f16fma.h"
 #include "simd/attention_kv.h"
 #include "simd/gemm_f32.h"
 #include "simd/targets.h"
@@ -73,8 +74,9 @@ std::vector<const AttentionKernel*> AttentionKernels(KvType type) {
   }
   // The bf16 cores in order of speed on the CPU measured (docs/precision.md): AMX tiles (3x
   // the fp32 core), the widening kernel, then vdpbf16ps (at half the fp32 FMA rate there).
-  for (const auto& list : {Bf16AmxAttentionKernels(), CompactKvAttentionKernels(),
-                           Bf16DotAttentionKernels()}) {
+  // fp16: vfmadd231ph (32 lanes) before the widening kernel (docs/fp16_core.md).
+  for (const auto& list : {Bf16AmxAttentionKernels(), F16FmaAttentionKernels(),
+                           CompactKvAttentionKernels(), Bf16DotAttentionKernels()}) {
     for (const AttentionKernel* kernel : list) {
       if (kernel->kv == type) kernels.push_back(kernel);
     }

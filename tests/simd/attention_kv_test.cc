@@ -31,13 +31,14 @@ using testing_support::RandomNormal;
 constexpr simd::KvType kCompactTypes[] = {simd::KvType::kBf16, simd::KvType::kF16,
                                           simd::KvType::kI8};
 
-// The kernels modelled here: those with fp32 queries and probabilities. The bf16 cores (their
-// arithmetic named bf16dot or bf16amx, after "kv_") round both: attention_bf16dot_test.cc
-// models them.
+// The kernels modelled here: those with fp32 queries and probabilities. The bf16 and fp16
+// arithmetic cores (named bf16dot, bf16amx, f16fma after "kv_") round both:
+// attention_bf16dot_test.cc and attention_f16fma_test.cc model them.
 std::vector<const simd::AttentionKernel*> ModelledKernels(simd::KvType type) {
   std::vector<const simd::AttentionKernel*> kernels;
   for (const simd::AttentionKernel* kernel : simd::AttentionKernels(type)) {
-    if (std::strncmp(std::strstr(kernel->name, "kv_") + 3, "bf16", 4) != 0) {
+    const char* arithmetic = std::strstr(kernel->name, "kv_") + 3;
+    if (std::strncmp(arithmetic, "bf16", 4) != 0 && std::strncmp(arithmetic, "f16", 3) != 0) {
       kernels.push_back(kernel);
     }
   }
