@@ -74,7 +74,8 @@ std::vector<const AttentionKernel*> AttentionKernels(KvType type) {
   }
   // The bf16 cores in order of speed on the CPU measured (docs/precision.md): AMX tiles (3x
   // the fp32 core), the widening kernel, then vdpbf16ps (at half the fp32 FMA rate there).
-  // fp16: vfmadd231ph (32 lanes) before the widening kernel (docs/fp16_core.md).
+  // fp16: vfmadd231ph (1.7x the widening kernel, 1.3x fp32 on whisper's head; docs/fp16_core.md)
+  // before the widening kernel.
   for (const auto& list : {Bf16AmxAttentionKernels(), F16FmaAttentionKernels(),
                            CompactKvAttentionKernels(), Bf16DotAttentionKernels()}) {
     for (const AttentionKernel* kernel : list) {

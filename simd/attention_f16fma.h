@@ -41,7 +41,7 @@ namespace edgeattn {
 namespace simd {
 
 // The fp16-arithmetic kernels of the dispatched target this CPU runs (attention.cc lists them
-// before the widening f16kv_f32 kernel where measured faster).
+// before the widening f16kv_f32 kernel: measured faster, docs/fp16_core.md).
 std::vector<const AttentionKernel*> F16FmaAttentionKernels();
 
 // Channels per fp16 chunk of a score and keys per fp16 chunk of P V (the bound above).
