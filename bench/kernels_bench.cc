@@ -143,13 +143,15 @@ BENCHMARK(BM_GemmI8)
     ->Args({1500, 1152, 384, 64})
     ->Unit(benchmark::kMicrosecond);
 
-// The kernels a head is timed with: the best fp32 kernel, then every bf16-K/V kernel this CPU
-// runs, best first (AMX tiles, widening, vdpbf16ps).
+// The kernels a head is timed with: the best fp32 kernel, then every bf16-K/V and fp16-K/V
+// kernel this CPU runs, best first (AMX tiles, widening, vdpbf16ps; vfmadd231ph, widening).
 std::vector<const simd::AttentionKernel*> HeadKernels() {
   std::vector<const simd::AttentionKernel*> kernels = {
       simd::AttentionKernels(simd::KvType::kF32).front()};
-  for (const simd::AttentionKernel* kernel : simd::AttentionKernels(simd::KvType::kBf16)) {
-    kernels.push_back(kernel);
+  for (simd::KvType type : {simd::KvType::kBf16, simd::KvType::kF16}) {
+    for (const simd::AttentionKernel* kernel : simd::AttentionKernels(type)) {
+      kernels.push_back(kernel);
+    }
   }
   return kernels;
 }

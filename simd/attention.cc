@@ -5,6 +5,7 @@
 #include "simd/attention_arm_half.h"
 #include "simd/attention_arm_i8mm.h"
 #include "simd/attention_bf16dot.h"
+#include "simd/attention_f16fma.h"
 #include "simd/attention_kv.h"
 #include "simd/gemm_f32.h"
 #include "simd/targets.h"
@@ -75,12 +76,13 @@ std::vector<const AttentionKernel*> AttentionKernels(KvType type) {
   }
   // The bf16 cores in order of speed on the CPU measured (docs/precision.md): AMX tiles (3x
   // the fp32 core), the widening kernel, then vdpbf16ps (at half the fp32 FMA rate there).
-  // On ARM, usmmla before the other int8 kernels (the same bits, twice sdot's multiply-adds),
-  // and the fp16 and bf16 arithmetic kernels after the widening ones: opt-in by name until
-  // measured on a device (attention_arm_half.h).
-  for (const auto& list : {Bf16AmxAttentionKernels(), ArmI8mmAttentionKernels(),
-                           CompactKvAttentionKernels(), Bf16DotAttentionKernels(),
-                           ArmHalfAttentionKernels()}) {
+  // fp16 on x86: vfmadd231ph before the widening kernel (docs/fp16_core.md). On ARM, usmmla
+  // before the other int8 kernels (the same bits, twice sdot's multiply-adds), and the fp16 and
+  // bf16 arithmetic kernels after the widening ones: opt-in by name until measured on a device
+  // (attention_arm_half.h).
+  for (const auto& list : {Bf16AmxAttentionKernels(), F16FmaAttentionKernels(),
+                           ArmI8mmAttentionKernels(), CompactKvAttentionKernels(),
+                           Bf16DotAttentionKernels(), ArmHalfAttentionKernels()}) {
     for (const AttentionKernel* kernel : list) {
       if (kernel->kv == type) kernels.push_back(kernel);
     }

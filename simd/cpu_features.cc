@@ -27,6 +27,20 @@ bool CpuHasAvx512Bf16() {
 #endif
 }
 
+bool CpuHasAvx512Fp16() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool has = [] {  // asked once: CPUID exits a virtual machine
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (__get_cpuid_max(0, nullptr) < 7) return false;
+    __cpuid_count(7, 0, eax, ebx, ecx, edx);
+    return (edx & (1u << 23)) != 0;
+  }();
+  return has;
+#else
+  return false;
+#endif
+}
+
 namespace {
 
 #if defined(__x86_64__) && defined(__linux__)

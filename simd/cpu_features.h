@@ -11,6 +11,10 @@ namespace simd {
 // saves AVX-512 state is the AVX3 targets' own check, which every caller has passed.
 bool CpuHasAvx512Bf16();
 
+// AVX512-FP16 (vfmadd231ph and the other fp16 arithmetic): CPUID leaf 7, sub-leaf 0, EDX bit 23,
+// with the same reliance on the AVX3 targets' check of the OS's AVX-512 state.
+bool CpuHasAvx512Fp16();
+
 // AMX with int8 tiles (tdpbusd): CPUID leaf 7 EDX bits 24 (AMX-TILE) and 25 (AMX-INT8), the OS
 // saving tile state (XCR0 bits 17 and 18) and, on Linux, the process's permission to use it
 // (arch_prctl ARCH_REQ_XCOMP_PERM, asked once per process: without it the first tile instruction

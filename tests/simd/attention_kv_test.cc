@@ -31,9 +31,10 @@ using testing_support::RandomNormal;
 constexpr simd::KvType kCompactTypes[] = {simd::KvType::kBf16, simd::KvType::kF16,
                                           simd::KvType::kI8};
 
-// The kernels modelled here: those with fp32 queries and probabilities. The bf16 cores (their
-// arithmetic named bf16dot or bf16amx, after "kv_") round both: attention_bf16dot_test.cc
-// models them; the ARM fp16 one (f16fma) too: attention_arm_half_test.cc.
+// The kernels modelled here: those with fp32 queries and probabilities. The bf16 and fp16
+// arithmetic cores (named bf16dot, bf16amx, f16fma after "kv_") round both:
+// attention_bf16dot_test.cc, attention_f16fma_test.cc (x86) and attention_arm_half_test.cc (ARM)
+// model them.
 std::vector<const simd::AttentionKernel*> ModelledKernels(simd::KvType type) {
   std::vector<const simd::AttentionKernel*> kernels;
   for (const simd::AttentionKernel* kernel : simd::AttentionKernels(type)) {
