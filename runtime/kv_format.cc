@@ -1,5 +1,6 @@
 // KvFormat: its names, the attention kernels that read each format, and the operator's and a
 // cache's choice among them.
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -98,14 +99,33 @@ const simd::AttentionKernel& ChooseAttentionKernel(const Config& config) {
                      "Config.kv_format");
 }
 
+namespace {
+
+// The kernel of a cache's decode steps when none is named: a step has one or a few query rows
+// per head, too few for the kernels that round the query to bf16 for AMX tiles (16 rows) or
+// vdpbf16ps, which lead the bf16 list for forward calls. One row against 2048 positions of 12
+// heads (kernels_bench BM_AttentionDecodeStep, CPU time, 2026-11-26): bf16kv_f32_6x4v 241 us,
+// bf16kv_bf16dot_6x4v 255 us, bf16kv_bf16amx_16x64 276 us; the widening kernel also keeps the
+// query and probabilities in fp32. Other formats: their best.
+const simd::AttentionKernel& DecodeKernel(simd::KvType type) {
+  const std::vector<const simd::AttentionKernel*> kernels = simd::AttentionKernels(type);
+  for (const simd::AttentionKernel* kernel : kernels) {
+    if (std::strncmp(std::strstr(kernel->name, "kv_") + 3, "bf16", 4) != 0) return *kernel;
+  }
+  return *kernels.front();
+}
+
+}  // namespace
+
 const simd::AttentionKernel& ChooseCacheKernel(const MultiheadAttention& mha,
                                                const KvCacheOptions& options) {
   const simd::KvType type = KvTypeOf(options.format, "options.format");
   if (options.attention_kernel.empty()) {
-    if (options.format == mha.config().kv_format) {
+    const Config& config = mha.config();
+    if (options.format == config.kv_format && !config.attention_kernel.empty()) {
       return *simd::FindAttentionKernel(type, mha.attention_kernel());
     }
-    return *simd::AttentionKernels(type).front();
+    return DecodeKernel(type);
   }
   return NamedKernel(options.format, options.attention_kernel, "options.attention_kernel",
                      "options.format");
