@@ -103,10 +103,12 @@ namespace {
 
 // The kernel of a cache's decode steps when none is named: a step has one or a few query rows
 // per head, too few for the kernels that round the query to bf16 for AMX tiles (16 rows) or
-// vdpbf16ps, which lead the bf16 list for forward calls. One row against 2048 positions of 12
-// heads (kernels_bench BM_AttentionDecodeStep, CPU time, 2026-11-26): bf16kv_f32_6x4v 241 us,
-// bf16kv_bf16dot_6x4v 255 us, bf16kv_bf16amx_16x64 276 us; the widening kernel also keeps the
-// query and probabilities in fp32. Other formats: their best.
+// vdpbf16ps, which lead the bf16 list for forward calls. At one row both read at the memory's
+// rate: whole steps (d 768, 2048 cached, thread CPU time, 31 alternating rounds, 2026-11-26)
+// took AMX / widening 0.98x with fp32 weights and 1.00x with int8 weights, a tie within the
+// noise, while the widening kernel keeps the query and probabilities in fp32: cosine against an
+// fp32 cache 0.9999896 against the AMX kernel's 0.9999726 (KvFormatTest). Other formats: their
+// best.
 const simd::AttentionKernel& DecodeKernel(simd::KvType type) {
   const std::vector<const simd::AttentionKernel*> kernels = simd::AttentionKernels(type);
   for (const simd::AttentionKernel* kernel : kernels) {
