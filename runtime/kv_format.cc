@@ -1,5 +1,6 @@
 // KvFormat: its names, the attention kernels that read each format, and the operator's and a
 // cache's choice among them.
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -98,14 +99,35 @@ const simd::AttentionKernel& ChooseAttentionKernel(const Config& config) {
                      "Config.kv_format");
 }
 
+namespace {
+
+// The kernel of a cache's decode steps when none is named: a step has one or a few query rows
+// per head, too few for the kernels that round the query to bf16 for AMX tiles (16 rows) or
+// vdpbf16ps, which lead the bf16 list for forward calls. At one row both read at the memory's
+// rate: whole steps (d 768, 2048 cached, thread CPU time, 31 alternating rounds, 2026-11-26)
+// took AMX / widening 0.98x with fp32 weights and 1.00x with int8 weights, a tie within the
+// noise, while the widening kernel keeps the query and probabilities in fp32: cosine against an
+// fp32 cache 0.9999896 against the AMX kernel's 0.9999726 (KvFormatTest). Other formats: their
+// best.
+const simd::AttentionKernel& DecodeKernel(simd::KvType type) {
+  const std::vector<const simd::AttentionKernel*> kernels = simd::AttentionKernels(type);
+  for (const simd::AttentionKernel* kernel : kernels) {
+    if (std::strncmp(std::strstr(kernel->name, "kv_") + 3, "bf16", 4) != 0) return *kernel;
+  }
+  return *kernels.front();
+}
+
+}  // namespace
+
 const simd::AttentionKernel& ChooseCacheKernel(const MultiheadAttention& mha,
                                                const KvCacheOptions& options) {
   const simd::KvType type = KvTypeOf(options.format, "options.format");
   if (options.attention_kernel.empty()) {
-    if (options.format == mha.config().kv_format) {
+    const Config& config = mha.config();
+    if (options.format == config.kv_format && !config.attention_kernel.empty()) {
       return *simd::FindAttentionKernel(type, mha.attention_kernel());
     }
-    return *simd::AttentionKernels(type).front();
+    return DecodeKernel(type);
   }
   return NamedKernel(options.format, options.attention_kernel, "options.attention_kernel",
                      "options.format");

@@ -287,9 +287,10 @@ struct I8Kv {
   }
 };
 
-// Query row i0 + r of the block, scaled, in q.q (and quantized per row for int8 keys), so that
-// scores come out in the base-2 units of the softmax (log2(e) folded into the scale; for int8
-// into the row's scale after quantizing, so that the bytes are those of the scaled row).
+// Query row i0 + r of the block, scaled, in q.q (and for int8 keys rotated and quantized per
+// row), so that scores come out in the base-2 units of the softmax (log2(e) folded into the
+// scale; for int8 into the row's scale after quantizing, so that the bytes are those of the
+// scaled row, with the rotation's factor 1 / block).
 template <class Kv>
 HWY_INLINE void PrepareQueryRow(const AttentionHeadArgs& args, size_t row, size_t r,
                                 QueryBlock& q) {
@@ -299,9 +300,10 @@ HWY_INLINE void PrepareQueryRow(const AttentionHeadArgs& args, size_t row, size_
     return;
   }
   StoreRowScaledF32(args.q + row * args.ldq, args.dk, args.scale, scaled);
+  HadamardRotateRow(scaled, args.dk);  // as the keys were: scores come out times the block
   int8_t* q8 = q.q8 + r * q.ldq8;
   memset(q8, 0, q.ldq8);
-  q.q8_scale[r] = QuantizeI8Row(scaled, args.dk, q8) * kLog2e;
+  q.q8_scale[r] = QuantizeI8Row(scaled, args.dk, q8) * kLog2e / I8RotationBlock(args.dk);
   int32_t sum = 0;
   for (size_t c = 0; c < args.dk; ++c) sum += q8[c];
   q.q8_sum[r] = sum;

@@ -60,15 +60,21 @@ struct I8Scale {
   float inverse;
 };
 
-I8Scale I8ScaleOf(const float* x, size_t n) {
-  float max = 0.0f;
-  for (size_t i = 0; i < n; ++i) {
-    if (!isfinite(x[i])) return {NAN, 0.0f};
-    max = fmaxf(max, fabsf(x[i]));
+// max(max, |x[i]|) over n values, or NaN once one is not finite.
+float MaxAbs(const float* x, size_t n, float max) {
+  for (size_t i = 0; i < n && max == max; ++i) {
+    max = isfinite(x[i]) ? fmaxf(max, fabsf(x[i])) : NAN;
   }
+  return max;
+}
+
+I8Scale I8ScaleOfMax(float max) {
+  if (max != max) return {NAN, 0.0f};
   if (max == 0.0f) return {0.0f, 0.0f};
   return {max / 127.0f, 127.0f / max};
 }
+
+I8Scale I8ScaleOf(const float* x, size_t n) { return I8ScaleOfMax(MaxAbs(x, n, 0.0f)); }
 
 int8_t QuantizeI8(float x, const I8Scale& s) {
   // |x| * (127 / max) rounds to at most 127: the clamp only guards the last ulp.
@@ -80,11 +86,33 @@ size_t I8KeyGroups(size_t dk) { return (dk + 3) / 4; }
 size_t I8KeyPanelBytes(size_t dk) { return (I8KeyGroups(dk) + 1) * kI8KeyPanel * 4; }
 size_t I8ValueRowBytes(size_t dk) { return RoundUp(dk, kI8ValueAlign) + sizeof(float); }
 
-// Key `lane` of a panel: channel c in group c / 4, byte c % 4 of the lane's word, plus 128.
+// Block `b` of key k, rotated, in `rotated`.
+void RotatedKeyBlock(const float* k, size_t block, size_t b, float* rotated) {
+  memcpy(rotated, k + b * block, block * sizeof(float));
+  HadamardRotateRow(rotated, block);
+}
+
+// The scale of the rotated key, over its blocks (a non-finite channel makes it NaN).
+I8Scale RotatedKeyScale(const float* k, size_t dk) {
+  const size_t block = I8RotationBlock(dk);
+  float rotated[kMaxI8RotationBlock];
+  float max = 0.0f;
+  for (size_t b = 0; b < dk / block; ++b) {
+    RotatedKeyBlock(k, block, b, rotated);
+    max = MaxAbs(rotated, block, max);
+  }
+  return I8ScaleOfMax(max);
+}
+
+// Key `lane` of a panel, rotated: channel c in group c / 4, byte c % 4 of the lane's word,
+// plus 128.
 void PackI8Key(const float* k, size_t dk, size_t lane, uint8_t* panel) {
-  const I8Scale s = I8ScaleOf(k, dk);
+  const I8Scale s = RotatedKeyScale(k, dk);
+  const size_t block = I8RotationBlock(dk);
+  float rotated[kMaxI8RotationBlock];
   for (size_t c = 0; c < RoundUp(dk, 4); ++c) {
-    const int8_t q = c < dk ? QuantizeI8(k[c], s) : 0;
+    if (c < dk && c % block == 0) RotatedKeyBlock(k, block, c / block, rotated);
+    const int8_t q = c < dk ? QuantizeI8(rotated[c % block], s) : 0;
     panel[(c / 4) * kI8KeyPanel * 4 + lane * 4 + c % 4] = static_cast<uint8_t>(q + 128);
   }
   memcpy(panel + I8KeyGroups(dk) * kI8KeyPanel * 4 + lane * 4, &s.scale, sizeof(float));
@@ -149,6 +177,28 @@ size_t CompactKvScratch(size_t dk) {
   const size_t row = RoundUp(dk, kMaxFloatLanes);
   const size_t q8 = RoundUp(dk, 64) / sizeof(float);
   return kAttentionMaxBlockRows * (row + q8 + kAttentionKeyTile + row);
+}
+
+size_t I8RotationBlock(size_t n) {
+  size_t block = 1;
+  while (block < kMaxI8RotationBlock && n % (2 * block) == 0) block *= 2;
+  return block;
+}
+
+void HadamardRotateRow(float* x, size_t n) {
+  const size_t block = I8RotationBlock(n);
+  for (size_t b0 = 0; b0 < n; b0 += block) {
+    float* v = x + b0;
+    for (size_t half = 1; half < block; half *= 2) {
+      for (size_t i = 0; i < block; i += 2 * half) {
+        for (size_t j = i; j < i + half; ++j) {
+          const float a = v[j], c = v[j + half];
+          v[j] = a + c;
+          v[j + half] = a - c;
+        }
+      }
+    }
+  }
 }
 
 float QuantizeI8Row(const float* x, size_t n, int8_t* q) {

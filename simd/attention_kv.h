@@ -8,7 +8,11 @@
 //   i8kv_i8dot_vnni (AVX512-VNNI targets), i8kv_i8dot_neondot (NEON targets built with g++,
 //       where the CPU has the Armv8.2 dot product), i8kv_i8dot_i32 (every target). Keys and values are
 //       int8 with one fp32 scale per position and head (max |x| / 127, rounded to nearest
-//       even). Each query row is scaled and quantized the same way on every call; Q K^T is an
+//       even). Keys are rotated before they are quantized: q.k = (H q).(H k) / b for the
+//       Walsh-Hadamard matrix H of blocks of b channels (HadamardRotateRow), which spreads an
+//       outlier channel over its block, so that it no longer sets every channel's step
+//       (QuaRot's incoherence; docs/precision.md has the measurements). Each query row is scaled,
+//       rotated and quantized the same way on every call, 1 / b folded into its scale; Q K^T is an
 //       exact integer dot product (vpdpbusd, sdot, or int32 multiply-adds), times the two scales. P V
 //       widens the int8 values to fp32 in registers and folds each value row's scale into its
 //       probability. Softmax statistics and accumulation are fp32 throughout, as in the fp32
@@ -48,6 +52,15 @@ inline constexpr size_t kI8ValueAlign = 16;
 // A non-finite value makes the scale NaN and every q zero, so that whatever reads the row gives
 // NaN, as float keys would.
 float QuantizeI8Row(const float* x, size_t n, int8_t* q);
+
+// The int8 keys' rotation: the Walsh-Hadamard transform (Sylvester's +-1 matrix, unnormalised)
+// on each block of I8RotationBlock(n) channels of x, in place, by the fast butterflies in a fixed
+// order (one rounding per add, the same on every target). The block is the largest power of two
+// dividing n, at most kMaxI8RotationBlock; 1 (no rotation) for odd n. A power of two, so that
+// folding 1 / block into a scale is exact.
+inline constexpr size_t kMaxI8RotationBlock = 128;
+size_t I8RotationBlock(size_t n);
+void HadamardRotateRow(float* x, size_t n);
 
 }  // namespace simd
 }  // namespace edgeattn

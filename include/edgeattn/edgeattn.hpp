@@ -280,8 +280,8 @@ EDGEATTN_API std::vector<std::string> AttentionKernels(KvFormat format);
 struct KvCacheOptions {
   KvFormat format = KvFormat::kFp32;
   // The attention kernel of the cache's decode steps, by name (one of AttentionKernels(format));
-  // empty: the operator's own when the format is the operator's kv_format, else the best this
-  // CPU runs for the format.
+  // empty: the operator's own when its Config named one for this format, else the format's
+  // fastest for a step's few rows (bf16: the kernel widening to fp32, not the AMX one).
   std::string attention_kernel = "";
 };
 

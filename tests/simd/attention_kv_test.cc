@@ -1,7 +1,7 @@
 // The compact-KV attention kernels (bf16, fp16, int8 keys and values) on every compiled target
 // against a scalar model of their rounding: the keys and values rounded as the format stores
-// them (and, for int8, each scaled query row quantized per row), then softmax(Q K^T) V in
-// double precision.
+// them (and, for int8, keys and each scaled query row rotated and quantized per row), then
+// softmax(Q K^T) V in double precision.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -61,13 +61,21 @@ void ForEachKernel(void (*check)(const simd::AttentionKernel&)) {
   }
 }
 
-// A value as the format stores it.
-std::vector<double> RoundRows(simd::KvType type, const std::vector<float>& x, size_t rows,
-                              size_t dk, size_t ld) {
+// Rows as the format stores them; int8 keys rotated first (HadamardRotateRow, tested below),
+// so that their dot products with rotated queries are the kernel's.
+enum class Rows { kKeys, kValues };
+std::vector<double> RoundRows(simd::KvType type, Rows what, const std::vector<float>& x,
+                              size_t rows, size_t dk, size_t ld) {
   std::vector<double> out(rows * dk);
   std::vector<int8_t> q(dk);
+  std::vector<float> rotated(dk);
   for (size_t i = 0; i < rows; ++i) {
     const float* row = x.data() + i * ld;
+    if (type == simd::KvType::kI8 && what == Rows::kKeys) {
+      std::copy(row, row + dk, rotated.begin());
+      simd::HadamardRotateRow(rotated.data(), dk);
+      row = rotated.data();
+    }
     const float scale = type == simd::KvType::kI8 ? simd::QuantizeI8Row(row, dk, q.data()) : 0;
     for (size_t c = 0; c < dk; ++c) {
       if (type == simd::KvType::kBf16) {
@@ -129,15 +137,18 @@ struct Head {
 
   float Scale() const { return 1.0f / std::sqrt(float(dk)); }
 
-  // Query row i as the kernel scores it: scaled in float, and quantized for int8 keys.
+  // Query row i as the kernel scores it: scaled in float, and for int8 keys rotated, quantized
+  // and divided by the rotation's block (H^T H = block I).
   std::vector<double> QueryRow(size_t i) const {
     std::vector<float> scaled(dk);
     for (size_t c = 0; c < dk; ++c) scaled[c] = q[i * ld + c] * Scale();
     if (kernel.kv != simd::KvType::kI8) return std::vector<double>(scaled.begin(), scaled.end());
+    simd::HadamardRotateRow(scaled.data(), dk);
     std::vector<int8_t> q8(dk);
     const float scale = simd::QuantizeI8Row(scaled.data(), dk, q8.data());
     std::vector<double> row(dk);
-    for (size_t c = 0; c < dk; ++c) row[c] = double(q8[c]) * scale;
+    const double block = double(simd::I8RotationBlock(dk));
+    for (size_t c = 0; c < dk; ++c) row[c] = double(q8[c]) * scale / block;
     return row;
   }
 };
@@ -151,8 +162,9 @@ void CheckAgainstModel(Head& head, size_t offset, float sink, const std::vector<
   args.sink = sink;
   const std::vector<float> got = head.Run(args, cuts);
   const size_t dk = head.dk;
-  const std::vector<double> k = RoundRows(head.kernel.kv, head.k, head.lk, dk, head.ld);
-  const std::vector<double> v = RoundRows(head.kernel.kv, head.v, head.lk, dk, head.ld);
+  const std::vector<double> k = RoundRows(head.kernel.kv, Rows::kKeys, head.k, head.lk, dk, head.ld);
+  const std::vector<double> v =
+      RoundRows(head.kernel.kv, Rows::kValues, head.v, head.lk, dk, head.ld);
   double max_v = 0.0;
   for (double x : v) max_v = std::max(max_v, std::fabs(x));
   for (size_t i = 0; i < head.lq; ++i) {
@@ -193,7 +205,7 @@ void CheckAgainstModel(Head& head, size_t offset, float sink, const std::vector<
 
 void CheckMatchesModel(const simd::AttentionKernel& kernel) {
   uint32_t seed = 100;
-  for (size_t dk : {1, 3, 17, 63, 64, 129}) {
+  for (size_t dk : {1, 3, 17, 63, 64, 96, 129}) {  // int8 rotation blocks 1, 64, 32
     for (size_t lk : {1, 3, 17, 63, 129, 257, 300}) {
       for (size_t lq : {1, 3, 17}) {
         if (lq > lk) continue;
@@ -256,8 +268,9 @@ void CheckWeightsMatchModel(const simd::AttentionKernel& kernel) {
           args.sink = variant == 3 ? 0.25f : -HUGE_VALF;
           head.Run(args, {lq / 3});
 
-          const std::vector<double> k = RoundRows(kernel.kv, head.k, lk, dk, head.ld);
-          const std::vector<double> v = RoundRows(kernel.kv, head.v, lk, dk, head.ld);
+          const std::vector<double> k = RoundRows(kernel.kv, Rows::kKeys, head.k, lk, dk, head.ld);
+          const std::vector<double> v =
+              RoundRows(kernel.kv, Rows::kValues, head.v, lk, dk, head.ld);
           for (size_t i = 0; i < lq; ++i) {
             const std::vector<double> q = head.QueryRow(i);
             std::vector<double> p(lk);
@@ -392,11 +405,40 @@ void CheckI8Rounding(const simd::AttentionKernel& kernel) {
   ASSERT_EQ(std::count(q.begin(), q.end(), 0), 5);
 }
 
+// The keys' rotation against Sylvester's matrix H[i][j] = (-1)^popcount(i & j) per block, in
+// double: each of the log2(block) butterfly levels rounds once, an error within
+// eps * sum |x| of the block per output.
+void CheckI8Rotation(const simd::AttentionKernel& kernel) {
+  if (kernel.kv != simd::KvType::kI8) return;
+  const size_t sizes[] = {1, 3, 6, 17, 64, 96, 256, 384};
+  const size_t blocks[] = {1, 1, 2, 1, 64, 32, 128, 128};
+  for (size_t s = 0; s < 8; ++s) {
+    const size_t n = sizes[s], block = blocks[s];
+    ASSERT_EQ(simd::I8RotationBlock(n), block) << n;
+    const std::vector<float> x = RandomNormal(n, 40 + n, 3.0f);
+    std::vector<float> got = x;
+    simd::HadamardRotateRow(got.data(), n);
+    const double levels = std::log2(double(block));
+    for (size_t b0 = 0; b0 < n; b0 += block) {
+      double abs_sum = 0.0;
+      for (size_t j = 0; j < block; ++j) abs_sum += std::fabs(x[b0 + j]);
+      for (size_t i = 0; i < block; ++i) {
+        double want = 0.0;
+        for (size_t j = 0; j < block; ++j) {
+          want += (__builtin_popcountll(i & j) % 2 == 0 ? 1.0 : -1.0) * x[b0 + j];
+        }
+        ASSERT_NEAR(got[b0 + i], want, levels * kFloatEps * abs_sum) << "n=" << n << " " << i;
+      }
+    }
+  }
+}
+
 void TestCompactKvMatchesModel() { ForEachKernel(CheckMatchesModel); }
 void TestCompactKvVariantsAgree() { ForEachKernel(CheckVariantsAgree); }
 void TestCompactKvWeights() { ForEachKernel(CheckWeightsMatchModel); }
 void TestCompactKvNonFinite() { ForEachKernel(CheckNonFinite); }
 void TestCompactKvI8Rounding() { ForEachKernel(CheckI8Rounding); }
+void TestCompactKvI8Rotation() { ForEachKernel(CheckI8Rotation); }
 
 }  // namespace
 // NOLINTNEXTLINE(google-readability-namespace-comments)
@@ -412,6 +454,7 @@ HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvVariantsAgree);
 HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvWeights);
 HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvNonFinite);
 HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvI8Rounding);
+HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvI8Rotation);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(AttentionKvTest);
 }  // namespace edgeattn
 #endif
