@@ -1,0 +1,396 @@
+// edgeattn bench end to end: its rows, options, formats, sweeps and errors.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "edgeattn/cpu_dispatch.hpp"
+#include "edgeattn/edgeattn.hpp"
+#include "tests/tools/cli_runner.h"
+
+namespace edgeattn {
+namespace {
+
+using cli_test::JsonLines;
+using cli_test::Lines;
+using cli_test::Result;
+using cli_test::RunCli;
+using cli_test::RunOnTerminal;
+
+// A small custom shape measured quickly; the options under test come after it.
+const std::string kSmallBench = "bench --d-model 24 --heads 3 --min-time 0.01 --min-calls 3 ";
+
+// The rows of a small bench run that must succeed, as JSON.
+std::vector<nlohmann::json> SmallBenchRows(const std::string& args) {
+  const Result r = RunCli(kSmallBench + args + " --json");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return JsonLines(r.output);
+}
+
+TEST(CliTest, BenchJsonLines) {
+  const std::vector<nlohmann::json> lines = SmallBenchRows("--seq 9 --threads 1,2");
+  // reference, then fp32, int8 and auto (named by what it resolved to) at 1 and 2 threads; the
+  // K/V format is the mode's own: fp32, and auto's choice for auto
+  ASSERT_EQ(lines.size(), 7u);
+  EXPECT_EQ(lines[0]["mode"], "reference");
+  EXPECT_EQ(lines[0]["reference"], "measured");
+  EXPECT_EQ(lines[1]["kv_format"], "fp32");
+  EXPECT_EQ(lines[3]["mode"], "int8");
+  EXPECT_EQ(lines[3]["kv_format"], "fp32");
+  EXPECT_GT(lines[3]["cosine"].get<double>(), 0.999);
+  EXPECT_NE(lines[5]["mode"], "auto");
+  EXPECT_NE(lines[5]["kv_format"], "auto");
+  EXPECT_GT(lines[5]["cosine"].get<double>(), 0.999);
+  for (const auto& line : lines) {
+    // The keys tools/peers/summarize.py and tools/plot_bench.py read, and what was measured.
+    for (const char* key : {"peer",
+                            "shape",
+                            "mode",
+                            "threads",
+                            "median_ms",
+                            "p90_ms",
+                            "p99_ms",
+                            "stddev_ms",
+                            "gflops",
+                            "max_abs_err",
+                            "cosine",
+                            "version",
+                            "cpu",
+                            "time",
+                            "batch",
+                            "seq",
+                            "key_len",
+                            "d_model",
+                            "heads",
+                            "kv_heads",
+                            "mask",
+                            "highway_version",
+                            "highway_target",
+                            "kernel",
+                            "calls",
+                            "warmup",
+                            "peak_rss_bytes",
+                            "workspace_bytes",
+                            "load_average"}) {
+      EXPECT_TRUE(line.contains(key)) << key;
+    }
+    EXPECT_EQ(line["peer"], "edgeattn");
+    EXPECT_EQ(line["version"], EDGEATTN_VERSION_STRING);
+    EXPECT_EQ(line["shape"], "custom");
+    EXPECT_EQ(line["seq"], 9);
+    EXPECT_EQ(line["key_len"], 9);
+    EXPECT_EQ(line["d_model"], 24);
+    EXPECT_EQ(line["heads"], 3);
+    EXPECT_EQ(line["kv_heads"], 3);
+    EXPECT_EQ(line["mask"], "none");
+    EXPECT_FALSE(line["cpu"].get<std::string>().empty());
+    EXPECT_GT(line["median_ms"].get<double>(), 0.0);
+    EXPECT_GE(line["p90_ms"].get<double>(), line["median_ms"].get<double>());
+    EXPECT_GE(line["p99_ms"].get<double>(), line["p90_ms"].get<double>());
+    EXPECT_GE(line["max_ms"].get<double>(), line["p99_ms"].get<double>());
+    EXPECT_LE(line["min_ms"].get<double>(), line["median_ms"].get<double>());
+    EXPECT_GE(line["stddev_ms"].get<double>(), 0.0);
+  }
+  EXPECT_EQ(lines[1]["warmup"], 2);
+  EXPECT_GE(lines[1]["calls"].get<int>(), 3);
+  EXPECT_EQ(lines[2]["threads"], 2);
+  EXPECT_LT(lines[1]["max_abs_err"].get<double>(), 1e-4);
+  EXPECT_GT(lines[1]["cosine"].get<double>(), 0.99999);
+  EXPECT_FALSE(lines[1]["highway_target"].get<std::string>().empty());
+  EXPECT_EQ(lines[1]["highway_version"], HighwayVersion());
+  EXPECT_TRUE(lines[0]["highway_version"].is_null());  // the reference ran no kernel
+  EXPECT_TRUE(lines[0]["kernel"].is_null());           // the reference
+  EXPECT_EQ(lines[1]["kernel"], ProjectionKernels(Precision::kFp32).front());
+  EXPECT_EQ(lines[3]["kernel"], ProjectionKernels(Precision::kInt8).front());
+  EXPECT_EQ(lines[3]["attention_kernel"], AttentionKernels().front());
+  EXPECT_EQ(lines[3]["int8_block"], kDefaultInt8Block);
+  EXPECT_GT(lines[1]["workspace_bytes"].get<double>(), 0.0);
+  EXPECT_GT(lines[1]["peak_rss_bytes"].get<double>(), 0.0);
+  EXPECT_GE(lines[1]["load_average"].get<double>(), 0.0);
+}
+
+// Batch, cross-attention, causal, grouped-query heads, exact repetitions and warm-up.
+TEST(CliTest, BenchShapeOptions) {
+  const std::vector<nlohmann::json> lines = SmallBenchRows(
+      "--seq 5 --key-len 11 --batch 2 --causal --kv-heads 1 --threads 1 "
+      "--precision fp32 --warmup 1 --repetitions 4");
+  ASSERT_EQ(lines.size(), 2u);
+  for (const auto& line : lines) {
+    EXPECT_EQ(line["batch"], 2);
+    EXPECT_EQ(line["seq"], 5);
+    EXPECT_EQ(line["key_len"], 11);
+    EXPECT_EQ(line["cross"], true);
+    EXPECT_EQ(line["mask"], "causal");
+    EXPECT_EQ(line["kv_heads"], 1);
+    EXPECT_EQ(line["case"], "forward");
+  }
+  EXPECT_EQ(lines[1]["mode"], "fp32");
+  EXPECT_EQ(lines[1]["warmup"], 1);
+  EXPECT_EQ(lines[1]["calls"], 4);
+  EXPECT_LT(lines[1]["max_abs_err"].get<double>(), 1e-4);
+}
+
+// Decode steps against a cache of each length of a sweep; their error is against the causal
+// reference over the whole sequence.
+// --kv-format applies to forward rows too: each row names its format and prints its accuracy.
+TEST(CliTest, BenchForwardKvFormats) {
+  const std::vector<nlohmann::json> lines =
+      SmallBenchRows("--seq 33 --threads 1 --precision fp32 --kv-format fp32,bf16,int8");
+  ASSERT_EQ(lines.size(), 4u);  // reference, then fp32 projections with each K/V format
+  EXPECT_TRUE(lines[0]["kv_format"].is_null());
+  const char* formats[] = {"fp32", "bf16", "int8"};
+  for (std::size_t i = 1; i < 4; ++i) {
+    EXPECT_EQ(lines[i]["case"], "forward");
+    EXPECT_EQ(lines[i]["kv_format"], formats[i - 1]);
+    EXPECT_EQ(lines[i]["attention_kernel"], AttentionKernels(i == 1   ? KvFormat::kFp32
+                                                             : i == 2 ? KvFormat::kBf16
+                                                                      : KvFormat::kInt8)
+                                                .front());
+    EXPECT_GT(lines[i]["cosine"].get<double>(), 0.9995) << formats[i - 1];
+  }
+  // auto rows name what auto resolved to.
+  const std::vector<nlohmann::json> automatic =
+      SmallBenchRows("--seq 9 --threads 1 --precision auto --kv-format auto --reference never");
+  ASSERT_EQ(automatic.size(), 1u);
+  EXPECT_EQ(automatic[0]["mode"], PrecisionName(AutoChoiceForThisCpu().precision));
+  EXPECT_EQ(automatic[0]["kv_format"], KvFormatName(AutoChoiceForThisCpu().kv_format));
+}
+
+TEST(CliTest, BenchDecodeSweep) {
+  const std::vector<nlohmann::json> lines = SmallBenchRows(
+      "--seq 2 --decode 4:16:x2 --threads 1 --precision fp32,int8 "
+      "--reference always");
+  ASSERT_EQ(lines.size(), 9u);  // caches 4, 8, 16: reference, fp32, int8
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::size_t cache = std::size_t{4} << (i / 3);
+    EXPECT_EQ(lines[i]["case"], "decode");
+    EXPECT_EQ(lines[i]["cache_len"], cache);
+    EXPECT_EQ(lines[i]["key_len"], cache + 2);
+    EXPECT_EQ(lines[i]["mask"], "causal");
+  }
+  EXPECT_LT(lines[1]["max_abs_err"].get<double>(), 1e-4);
+  EXPECT_GT(lines[2]["cosine"].get<double>(), 0.999);
+  EXPECT_GT(lines[1]["cache_bytes"].get<double>(), 0.0);
+}
+
+// The decode shape's rows: the self-attention step, 4 beams reordering the cache before each
+// step, Whisper-tiny's cross-attention step with a memory and re-projecting the frames, then
+// the windowed cache; the memory's bytes are the row's cache bytes.
+TEST(CliTest, BenchDecodeShapeRows) {
+  const Result r = RunCli(
+      "bench --shape decode --threads 1 --precision fp32 --repetitions 1 "
+      "--warmup 0 --reference never --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::vector<nlohmann::json> lines = JsonLines(r.output);
+  ASSERT_EQ(lines.size(), 5u);
+  const char* cases[] = {"decode", "beams", "xmem", "xproj", "decode"};
+  for (std::size_t i = 0; i < lines.size(); ++i) EXPECT_EQ(lines[i]["case"], cases[i]);
+  EXPECT_EQ(lines[1]["batch"], 4);
+  EXPECT_EQ(lines[1]["cache_len"], 512);
+  for (std::size_t i : {2, 3}) {
+    EXPECT_EQ(lines[i]["key_len"], 1500);
+    EXPECT_EQ(lines[i]["d_model"], 384);
+    EXPECT_EQ(lines[i]["mask"], "none");
+  }
+  EXPECT_GT(lines[2]["cache_bytes"].get<double>(), 1500.0 * 2 * 384 * sizeof(float) - 1);
+  EXPECT_EQ(lines[3]["cache_bytes"], 0);
+  EXPECT_EQ(lines[4]["window"], 512);
+  EXPECT_EQ(lines[4]["cache_len"], 4096);
+  // A ring of 576 slots: 12 heads of 64 dims, keys and values in float.
+  EXPECT_LT(lines[4]["cache_bytes"].get<double>(), 577.0 * 2 * 768 * sizeof(float));
+  EXPECT_GT(lines[4]["cache_bytes"].get<double>(), 576.0 * 2 * 768 * sizeof(float) - 1);
+}
+
+// A windowed decode row: its cache holds a ring of the window, not the context; the step
+// maths' flags reach the operator and the reference alike.
+TEST(CliTest, BenchWindowedDecodeAndStepMath) {
+  // The reference always runs: auto decides by a timed probe, which a loaded machine can slow.
+  const std::string decode =
+      "--seq 1 --decode 1000 --threads 1 --precision fp32 --reference always";
+  const std::vector<nlohmann::json> plain = SmallBenchRows(decode);
+  const std::vector<nlohmann::json> windowed = SmallBenchRows(decode + " --window 16");
+  ASSERT_EQ(plain.size(), 2u);
+  ASSERT_EQ(windowed.size(), 2u);
+  EXPECT_EQ(windowed[1]["window"], 16);
+  EXPECT_LT(windowed[1]["max_abs_err"].get<double>(), 1e-4);
+  EXPECT_LT(windowed[1]["cache_bytes"].get<double>(), plain[1]["cache_bytes"].get<double>() / 3);
+  const std::vector<nlohmann::json> maths = SmallBenchRows(
+      "--seq 1 --decode 70 --threads 1 --precision fp32 --reference always --rotary-layout halves "
+      "--rotary-dim 4 --softcap 5 --score-scale 0.2 --qk-norm-eps 1e-6");
+  ASSERT_EQ(maths.size(), 2u);
+  EXPECT_LT(maths[1]["max_abs_err"].get<double>(), 1e-4);
+  const Result r = RunCli(kSmallBench + "--seq 4 --softcap inf");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("--softcap"), std::string::npos) << r.output;
+}
+
+// Lists and sweeps of L and threads give one group per L and one row per thread count.
+TEST(CliTest, BenchSequenceAndThreadSweeps) {
+  const std::vector<nlohmann::json> lines =
+      SmallBenchRows("--seq 4:16:x2,20 --threads 1:2 --precision int8 --reference never");
+  ASSERT_EQ(lines.size(), 8u);
+  const int seqs[] = {4, 8, 16, 20};
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    EXPECT_EQ(lines[i]["seq"], seqs[i / 2]);
+    EXPECT_EQ(lines[i]["threads"], 1 + i % 2);
+    EXPECT_EQ(lines[i]["reference"], "never");
+    EXPECT_TRUE(lines[i]["cosine"].is_null());
+  }
+}
+
+// --reference auto skips a reference that would take longer than the rows it serves, and the
+// rows say so; always runs it anyway.
+TEST(CliTest, BenchReferencePolicy) {
+  // A float reference of 13 GFLOP: seconds, where the one int8 call takes milliseconds.
+  const std::string big =
+      "bench --d-model 512 --heads 8 --seq 2048 --threads 1 --precision "
+      "int8 --min-time 0 --min-calls 1 --warmup 0 --json";
+  Result r = RunCli(big);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::vector<nlohmann::json> lines = JsonLines(r.output);
+  ASSERT_EQ(lines.size(), 2u) << r.output;
+  EXPECT_EQ(lines[0]["reference"], "skipped");
+  EXPECT_TRUE(lines[0]["median_ms"].is_null());
+  EXPECT_GT(lines[0]["reference_estimate_ms"].get<double>(), 1000.0);
+  EXPECT_EQ(lines[1]["reference"], "skipped");
+  EXPECT_TRUE(lines[1]["max_abs_err"].is_null());
+  EXPECT_GT(lines[1]["median_ms"].get<double>(), 0.0);
+  lines = SmallBenchRows("--seq 8 --threads 1 --precision fp32 --reference always");
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[1]["reference"], "measured");
+  EXPECT_TRUE(lines[1]["reference_estimate_ms"].is_null());
+  EXPECT_LT(lines[1]["max_abs_err"].get<double>(), 1e-4);
+}
+
+// The table and Markdown carry the environment line and the same columns; CSV has a header
+// and one line per row with as many fields.
+TEST(CliTest, BenchTableCsvMarkdown) {
+  const std::string args = kSmallBench + "--seq 8 --threads 1 --precision fp32,int8 ";
+  Result r = RunCli(args);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::vector<std::string> lines = Lines(r.output);
+  ASSERT_EQ(lines.size(), 5u) << r.output;  // environment, header, reference, fp32, int8
+  EXPECT_EQ(lines[0].rfind(std::string("edgeattn ") + EDGEATTN_VERSION_STRING + ", CPU ", 0), 0u)
+      << lines[0];
+  // "Highway 1.0.3 target AVX3_DL": the version, then the target dispatch chose.
+  EXPECT_NE(lines[0].find("Highway " + HighwayVersion() + " target "), std::string::npos)
+      << lines[0];
+  for (const char* column : {"shape", "B", "Lk", "d/h/kv", "mask", "p50 ms", "p90 ms", "p99 ms",
+                             "sd ms", "max abs err", "cosine", "peak MiB", "load", "kernels"}) {
+    EXPECT_NE(lines[1].find(column), std::string::npos) << column;
+  }
+  EXPECT_NE(lines[3].find("24/3/3"), std::string::npos) << lines[3];
+  EXPECT_NE(lines[4].find("int8 "), std::string::npos) << lines[4];
+
+  r = RunCli(args + "--format markdown");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  lines = Lines(r.output);
+  ASSERT_EQ(lines.size(), 7u) << r.output;  // environment, blank, header, rule, 3 rows
+  EXPECT_TRUE(lines[1].empty());
+  EXPECT_EQ(lines[2].rfind("| shape | case |", 0), 0u) << lines[2];
+  EXPECT_EQ(lines[3].rfind("| --- | --- | ---: |", 0), 0u) << lines[3];
+  const auto bars = [](const std::string& s) { return std::count(s.begin(), s.end(), '|'); };
+  for (std::size_t i = 3; i < lines.size(); ++i) EXPECT_EQ(bars(lines[i]), bars(lines[2]));
+
+  r = RunCli(args + "--format csv");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  lines = Lines(r.output);
+  ASSERT_EQ(lines.size(), 4u) << r.output;
+  EXPECT_EQ(lines[0].rfind("peer,version,cpu,time,load_average,shape,", 0), 0u) << lines[0];
+  // The CPU name may hold commas: count fields outside quotes.
+  const auto fields = [](const std::string& s) {
+    std::size_t n = 1;
+    bool quoted = false;
+    for (char c : s) {
+      if (c == '"') quoted = !quoted;
+      if (c == ',' && !quoted) ++n;
+    }
+    return n;
+  };
+  for (const std::string& line : lines) EXPECT_EQ(fields(line), fields(lines[0])) << line;
+  EXPECT_NE(lines[2].find(",fp32,"), std::string::npos) << lines[2];
+}
+
+// --kernel measures each named kernel in its own row, whatever its precision.
+TEST(CliTest, BenchKernelsByName) {
+  const std::string fp32 = ProjectionKernels(Precision::kFp32).front();
+  const std::vector<std::string> int8 = ProjectionKernels(Precision::kInt8);
+  const std::string names = fp32 + "," + int8.back() + "," + int8.front();
+  const std::vector<nlohmann::json> rows =
+      SmallBenchRows("--seq 9 --threads 1 --reference never --kernel " + names);
+  const std::size_t want = int8.size() == 1 ? 2 : 3;  // a name given twice is one row
+  ASSERT_EQ(rows.size(), want);
+  EXPECT_EQ(rows[0]["kernel"], fp32);
+  EXPECT_EQ(rows[0]["mode"], "fp32");
+  EXPECT_EQ(rows[1]["kernel"], int8.back());
+  EXPECT_EQ(rows[1]["mode"], "int8");
+  EXPECT_EQ(rows.back()["kernel"], int8.front());
+}
+
+TEST(CliTest, BenchOptionErrorsNameTheOption) {
+  const struct {
+    const char* args;
+    const char* message;
+  } cases[] = {
+      {"--seq 9:3", "--seq: sweep '9:3' starts above its end"},
+      {"--seq 4:64:x1", "--seq: sweep '4:64:x1' never advances"},
+      {"--seq 4:64:+0", "never advances"},
+      {"--seq 1:5000", "--seq: expected at most 1000 values"},
+      {"--seq 8,abc", "--seq: expected a number, a list such as 64,128 or a sweep"},
+      {"--seq 0", "--seq: expected values in [1, 1048576], got 0"},
+      {"--seq 8 --threads 1,5000", "--threads: expected values in [0, 256], got 5000"},
+      {"--seq 8 --kernel f32_nope", "--kernel: expected one of the kernels this CPU runs"},
+      {"--seq 8 --batch 0", "--batch: expected a value in [1, 65536], got 0"},
+      {"--seq 8 --kv-heads 4", "--kv-heads: expected a divisor of the heads (3), got 4"},
+      {"--seq 8 --kv-heads 2", "Config.num_kv_heads"},
+      {"--seq 8 --decode 4 --key-len 3", "--key-len: decode steps attend to their cache"},
+      {"--seq 8 --int8-block 6", "int8_block: expected a multiple of 4"},
+      {"--seq 1048576 --batch 65536", "needs"},
+      {"--seq 8 --json --format csv", "--json and --format csv"},
+  };
+  for (const auto& c : cases) {
+    const Result r = RunCli(kSmallBench + c.args);
+    EXPECT_EQ(r.exit_code, 1) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << "\n" << r.output;
+    // Nothing but the error: no table header before it.
+    EXPECT_EQ(r.output.find("edgeattn 0"), std::string::npos) << c.args << "\n" << r.output;
+  }
+  Result r = RunCli("bench --d-model 24 --seq 8");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("--d-model, --heads and --seq: expected all three"), std::string::npos)
+      << r.output;
+  r = RunCli("bench --shape bert --d-model 24 --heads 3 --seq 8");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("--shape and --d-model/--heads"), std::string::npos) << r.output;
+  for (const char* bad : {"--reference sometimes", "--format xml", "--min-time -1",
+                          "--repetitions 100000000", "--precision int8 --kernel f32_6x4v"}) {
+    r = RunCli(kSmallBench + "--seq 8 " + bad);
+    EXPECT_NE(r.exit_code, 0) << bad;
+    EXPECT_NE(r.output.find(std::string(bad).substr(0, std::string(bad).find(' '))),
+              std::string::npos)
+        << bad << "\n"
+        << r.output;
+  }
+}
+
+// Output to a pipe gets no progress line; on a terminal, stderr shows one while rows run and
+// clears it before each row.
+TEST(CliTest, BenchProgressOnlyOnATerminal) {
+  const Result quiet = RunCli(kSmallBench + "--seq 8 --threads 1 --json", "2>&1 >/dev/null");
+  ASSERT_EQ(quiet.exit_code, 0);
+  EXPECT_EQ(quiet.output, "");  // stderr, a pipe here
+  const std::string tty =
+      RunOnTerminal(std::string(EDGEATTN_CLI_PATH) +
+                    " bench --d-model 24 --heads 3 --seq 8 --threads 1 --min-time 0.3 --json "
+                    ">/dev/null");
+  EXPECT_NE(tty.find("custom B1 L8 Lk8 reference"), std::string::npos) << tty;
+  EXPECT_NE(tty.find("fp32 (" + ProjectionKernels(Precision::kFp32).front() + ") kv fp32 1 thr: "),
+            std::string::npos)
+      << tty;
+  EXPECT_NE(tty.find("\r\033[K"), std::string::npos) << tty;
+}
+
+}  // namespace
+}  // namespace edgeattn

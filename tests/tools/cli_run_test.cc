@@ -1,0 +1,436 @@
+// The edgeattn program end to end, apart from bench: run on PyTorch golden models, quantize,
+// info, --help, and the errors and files of each.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "edgeattn/cpu_dispatch.hpp"
+#include "edgeattn/edgeattn.hpp"
+#include "edgeattn/npy.hpp"
+#include "tests/golden_cases.h"
+#include "tests/scratch_dir.h"
+#include "tests/test_support.h"
+#include "tests/tools/cli_runner.h"
+
+namespace edgeattn {
+namespace {
+
+using cli_test::Result;
+using cli_test::RunCli;
+
+TEST(CliTest, RunReproducesPyTorch) {
+  for (const auto& c : testing_support::LoadGoldenCases()) {
+    SCOPED_TRACE(c.name);
+    const std::string out = ::testing::TempDir() + "cli_" + c.name + ".npy";
+    std::string args = "run --weights " + c.Path(".safetensors") + " --heads " +
+                       std::to_string(c.heads) + " --input " + c.Path("_query.npy") + " --output " +
+                       out + " --threads 2";
+    if (c.cross) args += " --key " + c.Path("_key.npy") + " --value " + c.Path("_value.npy");
+    if (c.causal) args += " --causal";
+    if (!c.prefix.empty()) args += " --prefix " + c.prefix;
+    if (c.key_padding_mask) args += " --key-padding-mask " + c.Path("_key_padding_mask.npy");
+    if (c.attn_mask) args += " --attn-mask " + c.Path("_attn_mask.npy");
+    const std::string weights_out = ::testing::TempDir() + "cli_" + c.name + "_weights.npy";
+    if (!c.weights.empty()) {
+      args += " --weights-output " + weights_out;
+      if (c.weights == "per_head") args += " --per-head-weights";
+    }
+    const Result r = RunCli(args);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const NpyArray got = ReadNpy(out);
+    const NpyArray expected = ReadNpy(c.Path("_output.npy"));
+    EXPECT_EQ(got.shape, expected.shape);
+    EXPECT_LE(testing_support::MaxAbsDiff(got.data, expected.data),
+              1e-5 * testing_support::MaxAbs(expected.data));
+    std::remove(out.c_str());
+    if (!c.weights.empty()) {
+      const NpyArray weights = ReadNpy(weights_out);
+      const NpyArray want = ReadNpy(c.Path("_weights.npy"));
+      EXPECT_EQ(weights.shape, want.shape);
+      EXPECT_LE(testing_support::MaxAbsDiff(weights.data, want.data), 1e-6);
+      std::remove(weights_out.c_str());
+    }
+  }
+}
+
+// The attention step's flags reproduce the PyTorch goldens (tools/make_step_golden.py; the
+// layer's sinks and norm weights read from its file), and are checked.
+TEST(CliTest, RunStepMathReproducesPyTorch) {
+  const std::string dir = std::string(testing_support::TestDataDir()) + "/golden/";
+  const struct {
+    const char* name;
+    const char* flags;
+  } cases[] = {
+      {"step_window", "--causal --window 9"},
+      {"step_softcap", "--causal --softcap 1.5"},
+      {"step_score_scale", "--score-scale 0.25"},
+      {"step_rotary_interleaved", "--causal --rotary-layout interleaved"},
+      {"step_combined",
+       "--causal --score-scale 0.3 --softcap 3 --window 12 --qk-norm-eps 1e-6 "
+       "--rotary-layout halves --rotary-dim 6 --rotary-base 1000"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string out = ::testing::TempDir() + "cli_" + c.name + ".npy";
+    const Result r = RunCli("run --weights " + dir + c.name + ".safetensors --heads 4 --input " +
+                            dir + c.name + "_query.npy --output " + out + " " + c.flags);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const NpyArray got = ReadNpy(out);
+    const NpyArray want = ReadNpy(dir + c.name + "_output.npy");
+    EXPECT_LE(testing_support::MaxAbsDiff(got.data, want.data),
+              2e-5 * (1.0 + testing_support::MaxAbs(want.data)));
+    std::remove(out.c_str());
+  }
+  const std::string base = "run --weights " + dir + "step_window.safetensors --heads 4 --input " +
+                           dir + "step_window_query.npy --output " + ::testing::TempDir() +
+                           "never.npy ";
+  const struct {
+    const char* flags;
+    const char* error;
+  } bad[] = {
+      {"--softcap nan", "--softcap: expected 0 (off) or a finite positive number, got nan"},
+      {"--score-scale -2", "--score-scale: expected 0 (off) or a finite positive number"},
+      {"--window 99999999", "--window: expected 0 (off) or at most 16777216, got 99999999"},
+      {"--rotary-dim 4", "--rotary-layout halves or interleaved, got --rotary-layout none"},
+      {"--rotary-layout halves --rotary-dim 3", "--rotary-dim: expected an even number"},
+      {"--rotary-layout halves --rotary-dim 10",
+       "rotary_dim: expected 0 (= head_dim) or an "
+       "even count in [2, 8]"},
+      {"--rotary-layout halves --rotary-base 1", "--rotary-base: expected a finite number above 1"},
+      {"--rotary-layout sideways", "--rotary-layout"},
+  };
+  for (const auto& b : bad) {
+    const Result r = RunCli(base + b.flags);
+    EXPECT_NE(r.exit_code, 0) << b.flags;
+    EXPECT_NE(r.output.find(b.error), std::string::npos) << b.flags << ": " << r.output;
+  }
+}
+
+TEST(CliTest, RunErrorsNameTheArgument) {
+  const auto c = testing_support::LoadGoldenCases().front();
+  const std::string base = "run --weights " + c.Path(".safetensors") + " --input " +
+                           c.Path("_query.npy") + " --output " + ::testing::TempDir() + "x.npy";
+  Result r = RunCli(base + " --heads 3");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("multiple of num_heads (3)"), std::string::npos) << r.output;
+  r = RunCli(base + " --heads 4 --key " + c.Path("_query.npy"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("--key and --value"), std::string::npos) << r.output;
+  r = RunCli("run --weights /nonexistent.safetensors --heads 1 --input x --output y");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("/nonexistent.safetensors"), std::string::npos) << r.output;
+  r = RunCli(base + " --heads 4 --precision fp8");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("--precision"), std::string::npos) << r.output;
+  // Mask files of the wrong dtype or shape (the first case is [7, 16], 4 heads).
+  r = RunCli(base + " --heads 4 --key-padding-mask " + c.Path("_query.npy"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("--key-padding-mask"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("expected bool [7] (true = ignore the key), got float32 [7, 16]"),
+            std::string::npos)
+      << r.output;
+  r = RunCli(base + " --heads 4 --attn-mask " + c.Path("_query.npy"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("--attn-mask"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("expected [7, 7] or [4, 7, 7] [batch * heads, Lq, Lk], got [7, 16]"),
+            std::string::npos)
+      << r.output;
+  r = RunCli(base + " --heads 4 --threads -1");  // reaches the library as SIZE_MAX
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("threads: expected 0 (one per hardware thread) or a count in [1, 256]"),
+            std::string::npos)
+      << r.output;
+  r = RunCli(base + " --heads 4 --precision int8 --int8-block 6");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("int8_block: expected a multiple of 4"), std::string::npos) << r.output;
+  // A failed run writes no output file.
+  const std::string never = ::testing::TempDir() + "never_written.npy";
+  std::remove(never.c_str());
+  r = RunCli("run --weights " + c.Path(".safetensors") + " --heads 3 --input " +
+             c.Path("_query.npy") + " --output " + never);
+  EXPECT_EQ(r.exit_code, 1);
+  std::FILE* f = std::fopen(never.c_str(), "rb");
+  EXPECT_EQ(f, nullptr) << "a failed run left " << never;
+  if (f != nullptr) std::fclose(f);
+  // A file that is not safetensors.
+  r = RunCli("run --weights " + c.Path("_query.npy") + " --heads 1 --input " +
+             c.Path("_query.npy") + " --output " + ::testing::TempDir() + "x.npy");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("safetensors"), std::string::npos) << r.output;
+}
+
+// quantize writes int8 weights that run loads directly (no --heads: the file records it) and
+// that reproduce the on-the-fly int8 result bit for bit; both stay close to PyTorch.
+TEST(CliTest, QuantizeThenRunInt8) {
+  const auto cases = testing_support::LoadGoldenCases();
+  const auto& c = cases[1];  // self_batched
+  const std::string dir = ::testing::TempDir();
+  Result r = RunCli("quantize --weights " + c.Path(".safetensors") + " --heads " +
+                    std::to_string(c.heads) + " --output " + dir + "q.safetensors");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = RunCli("run --weights " + dir + "q.safetensors --input " + c.Path("_query.npy") +
+             " --output " + dir + "from_file.npy");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = RunCli("run --weights " + c.Path(".safetensors") + " --heads " + std::to_string(c.heads) +
+             " --precision int8 --input " + c.Path("_query.npy") + " --output " + dir +
+             "on_the_fly.npy");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const NpyArray from_file = ReadNpy(dir + "from_file.npy");
+  const NpyArray on_the_fly = ReadNpy(dir + "on_the_fly.npy");
+  const NpyArray expected = ReadNpy(c.Path("_output.npy"));
+  EXPECT_EQ(from_file.data, on_the_fly.data);
+  EXPECT_GT(testing_support::Cosine(from_file.data, expected.data), 0.999);
+  r = RunCli("run --weights " + dir + "q.safetensors --heads 3 --input " + c.Path("_query.npy") +
+             " --output " + dir + "x.npy");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("quantized for 8 heads, got 3"), std::string::npos) << r.output;
+  r = RunCli("run --weights " + dir + "q.safetensors --precision fp32 --input " +
+             c.Path("_query.npy") + " --output " + dir + "x.npy");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("holds int8 weights"), std::string::npos) << r.output;
+  r = RunCli("run --weights " + dir + "q.safetensors --precision bf16 --input " +
+             c.Path("_query.npy") + " --output " + dir + "x.npy");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("--precision bf16"), std::string::npos) << r.output;
+}
+
+// Half-precision weights from a float file: close to PyTorch's output.
+TEST(CliTest, RunWithHalfWeights) {
+  const auto cases = testing_support::LoadGoldenCases();
+  const auto& c = cases[1];  // self_batched
+  const std::string out = ::testing::TempDir() + "half.npy";
+  const NpyArray expected = ReadNpy(c.Path("_output.npy"));
+  for (const char* precision : {"bf16", "fp16"}) {
+    const Result r = RunCli("run --weights " + c.Path(".safetensors") + " --heads " +
+                            std::to_string(c.heads) + " --precision " + precision + " --input " +
+                            c.Path("_query.npy") + " --output " + out);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_GT(testing_support::Cosine(ReadNpy(out).data, expected.data), 0.9999) << precision;
+  }
+}
+
+// Every K/V format of a forward call meets the bounds against PyTorch's output; a format
+// outside the list is refused by name.
+TEST(CliTest, RunWithKvFormats) {
+  const auto cases = testing_support::LoadGoldenCases();
+  const auto& c = cases[1];  // self_batched
+  const std::string out = ::testing::TempDir() + "kv_format.npy";
+  const NpyArray expected = ReadNpy(c.Path("_output.npy"));
+  for (const char* format : {"fp32", "bf16", "fp16", "int8"}) {
+    const Result r =
+        RunCli("run --weights " + c.Path(".safetensors") + " --heads " + std::to_string(c.heads) +
+               " --kv-format " + format + " --input " + c.Path("_query.npy") + " --output " + out);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const double bound = std::string(format) == "int8" ? 0.9995 : 0.9999;
+    EXPECT_GT(testing_support::Cosine(ReadNpy(out).data, expected.data), bound) << format;
+  }
+  // auto: this CPU's choice, within the int8 bound.
+  const Result automatic = RunCli(
+      "run --weights " + c.Path(".safetensors") + " --heads " + std::to_string(c.heads) +
+      " --precision auto --kv-format auto --input " + c.Path("_query.npy") + " --output " + out);
+  ASSERT_EQ(automatic.exit_code, 0) << automatic.output;
+  EXPECT_GT(testing_support::Cosine(ReadNpy(out).data, expected.data), 0.9995);
+  const Result r =
+      RunCli("run --weights " + c.Path(".safetensors") + " --heads " + std::to_string(c.heads) +
+             " --kv-format int4 --input " + c.Path("_query.npy") + " --output " + out);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("--kv-format"), std::string::npos) << r.output;
+}
+
+std::string Contents(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Every output path is checked before the run and both files replace nothing until both are
+// written: a failed run leaves every existing file as it was.
+TEST(CliTest, FailedRunsLeaveOutputsAlone) {
+  const auto c = testing_support::LoadGoldenCases()[10];  // weights_per_head: 2 heads
+  ASSERT_EQ(c.name, "weights_per_head");
+  testing_support::ScratchDir dir;
+  const std::string keep = dir.Path("keep.npy");
+  std::ofstream(keep) << "keep me";
+  const std::string run = "run --weights " + c.Path(".safetensors") + " --heads 2 --input " +
+                          c.Path("_query.npy") + " --output " + keep;
+  const auto expect_fails = [&](const std::string& extra, const std::string& fragment) {
+    const Result r = RunCli(run + extra);
+    EXPECT_EQ(r.exit_code, 1) << extra;
+    EXPECT_NE(r.output.find(fragment), std::string::npos) << r.output;
+    EXPECT_EQ(Contents(keep), "keep me") << extra;
+  };
+  expect_fails(
+      " --weights-output /nonexistent/w.npy",
+      "--weights-output '/nonexistent/w.npy': the directory '/nonexistent/' does not exist");
+  expect_fails(" --weights-output " + keep, "names the same file as --output");
+  expect_fails(" --weights-output " + dir.path() + "/./keep.npy", "names the same file");
+  ASSERT_EQ(::mkdir(dir.Path("sub").c_str(), 0755), 0);
+  expect_fails(" --weights-output " + dir.Path("sub/../keep.npy"), "names the same file");
+  expect_fails(" --weights-output " + dir.Path("sub"), "expected a file, got a directory");
+  // Failures while loading and while reading inputs, with a valid second output.
+  expect_fails(" --prefix nope. --weights-output " + dir.Path("w.npy"), "prefix 'nope.'");
+  expect_fails(" --attn-mask " + c.Path("_query.npy") + " --weights-output " + dir.Path("w.npy"),
+               "--attn-mask");
+  // A run that works replaces both.
+  const Result ok = RunCli(run + " --weights-output " + dir.Path("w.npy"));
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_EQ(ReadNpy(keep).shape, ReadNpy(c.Path("_output.npy")).shape);
+  EXPECT_EQ(ReadNpy(dir.Path("w.npy")).shape, (std::vector<std::size_t>{1, 6, 6}));
+  std::vector<std::string> names = dir.Names();
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"keep.npy", "sub", "w.npy"}));  // no temporaries
+}
+
+// The old writer went through a fixed <output>.tmp: a symlink planted there redirected it.
+TEST(CliTest, PlantedTemporaryIsNotFollowed) {
+  const auto c = testing_support::LoadGoldenCases().front();
+  testing_support::ScratchDir dir;
+  std::ofstream(dir.Path("victim")) << "precious";
+  ASSERT_EQ(::symlink(dir.Path("victim").c_str(), dir.Path("y.npy.tmp").c_str()), 0);
+  const Result r = RunCli("run --weights " + c.Path(".safetensors") + " --heads 4 --input " +
+                          c.Path("_query.npy") + " --output " + dir.Path("y.npy"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(Contents(dir.Path("victim")), "precious");
+  EXPECT_EQ(ReadNpy(dir.Path("y.npy")).shape, ReadNpy(c.Path("_output.npy")).shape);
+}
+
+TEST(CliTest, InputsAndLayersAreChecked) {
+  const auto cases = testing_support::LoadGoldenCases();
+  const auto& mha = cases.front();
+  const std::string out = " --output " + ::testing::TempDir() + "x.npy";
+  // A float file without --heads asks for it.
+  Result r = RunCli("run --weights " + mha.Path(".safetensors") + " --input " +
+                    mha.Path("_query.npy") + out);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("pass it (edgeattn run --heads N)"), std::string::npos) << r.output;
+  // A bool .npy is a mask, not an input.
+  const auto& masked = cases[9];  // weights_averaged: bool key_padding_mask [2, 300]
+  ASSERT_TRUE(masked.key_padding_mask);
+  r = RunCli("run --weights " + mha.Path(".safetensors") + " --heads 4 --input " +
+             masked.Path("_key_padding_mask.npy") + out);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("expected float32 [L, d] or [B, L, d], got a bool array"),
+            std::string::npos)
+      << r.output;
+  // A checkpoint needs the layer's prefix; the error lists them.
+  const auto& encoder = cases[14];
+  ASSERT_EQ(encoder.name, "torch_encoder");
+  const std::string base = "run --weights " + encoder.Path(".safetensors") + " --heads 4 --input " +
+                           encoder.Path("_query.npy") + out;
+  r = RunCli(base);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("'layers.0.self_attn.' (torch), 'layers.1.self_attn.' (torch)"),
+            std::string::npos)
+      << r.output;
+  r = RunCli(base + " --prefix layers.1.self_attn --no-bias");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("no_bias (bias=False) expects no bias tensors"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(RunCli(base + " --prefix layers.1.self_attn --no-bias --non-strict").exit_code, 0);
+}
+
+TEST(CliTest, InfoListsTheLayersOfACheckpoint) {
+  const auto cases = testing_support::LoadGoldenCases();
+  const auto& qwen = cases[17];
+  ASSERT_EQ(qwen.name, "hf_qwen2");
+  Result r = RunCli("info --weights " + qwen.Path(".safetensors"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* line : {"2 attention layers", "layer 'model.layers.1.self_attn.': llama",
+                           "d_model 32, kv dim 16, heads not recorded",
+                           "biases: q_proj.bias, k_proj.bias, v_proj.bias", "dtype: F32",
+                           "k_proj.weight                F32   [16, 32]"}) {
+    EXPECT_NE(r.output.find(line), std::string::npos) << line << "\n" << r.output;
+  }
+  r = RunCli("info --weights " + cases[16].Path(".safetensors"));  // hf_whisper_cross
+  EXPECT_NE(r.output.find("'model.decoder.layers.0.encoder_attn.': whisper"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("biases: q_proj.bias, v_proj.bias, out_proj.bias"), std::string::npos)
+      << r.output;
+  // An int8 file records its heads.
+  testing_support::ScratchDir dir;
+  ASSERT_EQ(RunCli("quantize --weights " + qwen.Path(".safetensors") +
+                   " --prefix model.layers.1.self_attn. --heads 4 --output " + dir.Path("q8"))
+                .exit_code,
+            0);
+  r = RunCli("info --weights " + dir.Path("q8"));
+  EXPECT_NE(r.output.find("edgeattn-int8"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("d_model 32, kv dim 16, heads 4"), std::string::npos) << r.output;
+  r = RunCli("info --weights " + qwen.Path("_query.npy"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("safetensors"), std::string::npos) << r.output;
+}
+
+TEST(CliTest, InfoAndHelp) {
+  Result r = RunCli("info");
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.output.find("highway chosen:"), std::string::npos);
+  EXPECT_NE(r.output.find("highway version:     " + HighwayVersion() + "\n"), std::string::npos)
+      << r.output;
+  // The pool a default context runs on, as this build makes it.
+  EXPECT_NE(r.output.find(std::string("thread pool:         ") +
+                          (EDGEATTN_WITH_TBB ? "oneTBB\n" : "std::thread\n")),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("spinning:            allowed"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(EDGEATTN_WITH_TBB ? "oneTBB:              20" : "(not built in)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("threads:             "), std::string::npos) << r.output;
+#if defined(__x86_64__)
+  // The features the compact kernels hinge on, as the kernel reports them.
+  const std::string features = r.output.substr(0, r.output.find('\n')) + " ";
+  for (const auto& [kernel_flag, info_name] :
+       {std::pair<const char*, const char*>{"avx512_fp16", "avx512fp16"},
+        {"amx_tile", "amx-tile"},
+        {"amx_int8", "amx-int8"},
+        {"amx_bf16", "amx-bf16"}}) {
+    EXPECT_EQ(testing_support::CpuInfoHasFlag(kernel_flag),
+              features.find(std::string(" ") + info_name + " ") != std::string::npos)
+        << info_name << ": " << features;
+  }
+#endif
+  const std::vector<std::string> int8 = ProjectionKernels(Precision::kInt8);
+  EXPECT_NE(r.output.find("int8 chosen:         " + int8.front() + "\n"), std::string::npos)
+      << r.output;
+  for (const std::string& name : int8) {
+    EXPECT_NE(r.output.find(" " + name), std::string::npos) << name << " missing: " << r.output;
+  }
+  EXPECT_NE(r.output.find("bf16 kernels:        " + ProjectionKernels(Precision::kBf16).front()),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("fp16 kernels:        " + ProjectionKernels(Precision::kFp16).front()),
+            std::string::npos)
+      << r.output;
+  // What auto picks here, by format and kernel.
+  const AutoChoice choice = AutoChoiceForThisCpu();
+  EXPECT_NE(r.output.find(std::string("auto precision:      ") + PrecisionName(choice.precision) +
+                          " (" + ProjectionKernels(choice.precision).front() + ")"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find(std::string("auto kv forward:     ") + KvFormatName(choice.kv_format) +
+                          " (" + AttentionKernels(choice.kv_format).front() + ")"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find(std::string("auto kv cache:       ") + KvFormatName(choice.cache_format) +
+                          " (" + AttentionKernels(choice.cache_format).front() + ")"),
+            std::string::npos)
+      << r.output;
+  for (const char* sub : {"run", "bench", "quantize", "info"}) {
+    r = RunCli(std::string(sub) + " --help");
+    EXPECT_EQ(r.exit_code, 0) << sub;
+    EXPECT_NE(r.output.find("--help"), std::string::npos) << sub;
+  }
+  r = RunCli("--version");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.output, std::string("edgeattn ") + EDGEATTN_VERSION_STRING + "\n");
+  EXPECT_NE(RunCli("bench --shape huge").exit_code, 0);
+  EXPECT_NE(RunCli("").exit_code, 0);
+}
+
+}  // namespace
+}  // namespace edgeattn
