@@ -67,14 +67,16 @@ HWY_NOINLINE void RunPanels(const ProjectionInput& a, size_t row_begin, size_t r
   const size_t panel_size = w.k * kGemmPanelWidth;
   const TileInit mode = w.bias != nullptr ? TileInit::kRowVector : TileInit::kZero;
   const size_t block = RowBlock(w.k);
+  const size_t panel_count = GemmPanelCount(w.n);
   for (size_t row = row_begin; row < row_end; row += block) {
     const size_t rows = HWY_MIN(block, row_end - row);
     const bool last_block = row + rows == row_end;
     for (size_t p = panel_begin; p < panel_end; ++p) {
       const size_t col = p * kGemmPanelWidth;
-      // The panel read next: the following one, or the first again for the next row block.
-      const size_t next = p + 1 < panel_end ? p + 1 : (last_block ? panel_end : panel_begin);
-      const bool prefetch = kPrefetchNextPanel && next != panel_end && next != p;
+      // The panel read next: the first again for the next row block, else the following one,
+      // also past panel_end, as the runtime's items (one panel each, in panel order) read it.
+      const size_t next = p + 1 < panel_end || last_block ? p + 1 : panel_begin;
+      const bool prefetch = kPrefetchNextPanel && next < panel_count && next != p;
       MatMulTiles(a.f32 + row * a.ld, a.ld, rows, panels + p * panel_size, kGemmPanelWidth, w.k,
                   HWY_MIN(kGemmPanelWidth, w.n - col), mode,
                   w.bias != nullptr ? w.bias + col : nullptr, c + row * ldc + col, ldc,
