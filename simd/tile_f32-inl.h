@@ -18,6 +18,7 @@
 #endif
 
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include <array>
@@ -154,13 +155,17 @@ HWY_INLINE hn::Vec<TileTag> LoadB(TileTag d, const hwy::float16_t* HWY_RESTRICT 
 
 }  // namespace detail
 
+// Cache lines of `prefetch` that a kPrefetch tile asks for, one per k step (see MatMulTiles).
+inline constexpr size_t kTilePrefetchLine = 64;
+
 // kRows <= 8, kVecs <= 4. `b` rows are ldb elements (float, bf16 or fp16) apart and hold kVecs * Lanes readable floats
 // each; `cols` (<= kVecs * Lanes) of each C row are stored. `init` is the bias for kRowVector.
-template <size_t kRows, size_t kVecs, class TB = float>
+// kPrefetch: also prefetch `prefetch_lines` cache lines from `prefetch` into L2 (else unused).
+template <size_t kRows, size_t kVecs, class TB = float, bool kPrefetch = false>
 HWY_NOINLINE void TileF32(const float* HWY_RESTRICT a, size_t lda, const TB* HWY_RESTRICT b,
                           size_t ldb, size_t k_count, TileInit mode,
                           const float* HWY_RESTRICT init, float* HWY_RESTRICT c, size_t ldc,
-                          size_t cols) {
+                          size_t cols, const uint8_t* prefetch, size_t prefetch_lines) {
   static_assert(kRows >= 1 && kRows <= 8 && kVecs >= 1 && kVecs <= 4, "tile shape");
   const TileTag d;
   using V = hn::Vec<TileTag>;
@@ -212,6 +217,10 @@ HWY_NOINLINE void TileF32(const float* HWY_RESTRICT a, size_t lda, const TB* HWY
     EDGEATTN_TILE_ORDER();                                              \
   }
   for (size_t k = 0; k < k_count; ++k) {
+    if constexpr (kPrefetch) {
+      // Locality 2: L2 (prefetcht1), where the next panel is read from.
+      if (k < prefetch_lines) __builtin_prefetch(prefetch + k * kTilePrefetchLine, 0, 2);
+    }
     const TB* HWY_RESTRICT brow = b + k * ldb;
     const V b0 = detail::LoadB(d, brow);
     EDGEATTN_TILE_ORDER();
@@ -231,6 +240,11 @@ HWY_NOINLINE void TileF32(const float* HWY_RESTRICT a, size_t lda, const TB* HWY
   }
 #undef EDGEATTN_TILE_ROW
 #undef EDGEATTN_TILE_ROW_A
+  if constexpr (kPrefetch) {
+    for (size_t line = k_count; line < prefetch_lines; ++line) {
+      __builtin_prefetch(prefetch + line * kTilePrefetchLine, 0, 2);
+    }
+  }
 
 #define EDGEATTN_TILE_STORE(r) \
   if constexpr (kRows > r)     \
@@ -248,47 +262,66 @@ HWY_NOINLINE void TileF32(const float* HWY_RESTRICT a, size_t lda, const TB* HWY
 
 template <class TB = float>
 using TileFn = void (*)(const float*, size_t, const TB*, size_t, size_t, TileInit, const float*,
-                        float*, size_t, size_t);
+                        float*, size_t, size_t, const uint8_t*, size_t);
 
 namespace detail {
-template <class TB, size_t... kIdx>
+template <class TB, bool kPrefetch, size_t... kIdx>
 constexpr auto MakeTileTable(std::index_sequence<kIdx...>) {
   // Index = (rows - 1) * 4 + (vecs - 1).
-  return std::array<TileFn<TB>, sizeof...(kIdx)>{&TileF32<kIdx / 4 + 1, kIdx % 4 + 1, TB>...};
+  return std::array<TileFn<TB>, sizeof...(kIdx)>{
+      &TileF32<kIdx / 4 + 1, kIdx % 4 + 1, TB, kPrefetch>...};
 }
 }  // namespace detail
 
 // The tile kernel for rows in [1, 8] and vecs in [1, 4].
-template <class TB = float>
+template <class TB = float, bool kPrefetch = false>
 HWY_INLINE TileFn<TB> GetTileFn(size_t rows, size_t vecs) {
-  static constexpr auto kTable = detail::MakeTileTable<TB>(std::make_index_sequence<32>());
+  static constexpr auto kTable =
+      detail::MakeTileTable<TB, kPrefetch>(std::make_index_sequence<32>());
   return kTable[(rows - 1) * 4 + (vecs - 1)];
 }
 
 // C[rows x cols] (+)= A[rows x k] * B[k x cols] for any rows and cols: full tiles of the
 // target's shape, then narrower and shorter tiles for the tails. B rows must be readable up to
 // cols rounded up to a whole vector.
+// `prefetch` (optional): prefetch_bytes that the caller reads next (the projection's next
+// weight panel), asked into L2 a slice per tile, one line per k step, so that its reads from L3
+// or memory spread over this call's tiles instead of stalling the next call's first tile.
 template <class TB = float>
 HWY_INLINE void MatMulTiles(const float* HWY_RESTRICT a, size_t lda, size_t rows,
                             const TB* HWY_RESTRICT b, size_t ldb, size_t k_count, size_t cols,
                             TileInit mode, const float* HWY_RESTRICT init, float* HWY_RESTRICT c,
-                            size_t ldc) {
+                            size_t ldc, const uint8_t* prefetch = nullptr,
+                            size_t prefetch_bytes = 0) {
   const TileTag d;
   const size_t N = hn::Lanes(d);
   const TileShape shape = MaxTileShape();
+  const auto tile_fn = [&](size_t tile_rows, size_t vecs) {
+    return prefetch != nullptr ? GetTileFn<TB, true>(tile_rows, vecs)
+                               : GetTileFn<TB>(tile_rows, vecs);
+  };
+  const size_t lines = prefetch_bytes / kTilePrefetchLine;
+  const size_t tiles =
+      hwy::DivCeil(cols, shape.vecs * N) * hwy::DivCeil(rows, shape.rows);
+  size_t tile = 0;
+  // Lines [tile * lines / tiles, (tile + 1) * lines / tiles) go with each tile.
+  const auto slice = [&](size_t t) { return t * lines / HWY_MAX(tiles, size_t{1}); };
   for (size_t col = 0; col < cols; col += shape.vecs * N) {
     const size_t tile_cols = HWY_MIN(shape.vecs * N, cols - col);
     const size_t vecs = hwy::DivCeil(tile_cols, N);
     const float* row_init = mode == TileInit::kRowVector ? init + col : init;
-    const TileFn<TB> full = GetTileFn<TB>(shape.rows, vecs);
+    const TileFn<TB> full = tile_fn(shape.rows, vecs);
     size_t row = 0;
-    for (; row + shape.rows <= rows; row += shape.rows) {
+    for (; row + shape.rows <= rows; row += shape.rows, ++tile) {
       full(a + row * lda, lda, b + col, ldb, k_count, mode, row_init, c + row * ldc + col, ldc,
-           tile_cols);
+           tile_cols, prefetch + slice(tile) * kTilePrefetchLine, slice(tile + 1) - slice(tile));
     }
     if (row < rows) {
-      GetTileFn<TB>(rows - row, vecs)(a + row * lda, lda, b + col, ldb, k_count, mode, row_init,
-                                  c + row * ldc + col, ldc, tile_cols);
+      tile_fn(rows - row, vecs)(a + row * lda, lda, b + col, ldb, k_count, mode, row_init,
+                                c + row * ldc + col, ldc, tile_cols,
+                                prefetch + slice(tile) * kTilePrefetchLine,
+                                slice(tile + 1) - slice(tile));
+      ++tile;
     }
   }
 }

@@ -10,6 +10,7 @@
 
 #include "hwy/highway.h"
 #include "hwy/tests/hwy_gtest.h"
+#include "simd/gemm_f32-inl.h"
 #include "simd/projection_kernel.h"
 #include "simd/targets.h"
 #include "tests/simd/packed_weights.h"
@@ -76,6 +77,14 @@ void TestGemmMatchesScalar() {
         seed += 3;
       }
     }
+  }
+  // More rows than one row block (RowBlock), with a tile tail inside the second block: a long k
+  // keeps the block at its minimum, a narrow n keeps the case cheap.
+  const size_t k = 3000;
+  const size_t m = simd::HWY_NAMESPACE::RowBlock(k) + 5;
+  for (const simd::ProjectionKernel* kernel : kernels) {
+    CheckCase(*kernel, m, 3, k, true, seed);
+    if (::testing::Test::HasFatalFailure()) return;
   }
 }
 
