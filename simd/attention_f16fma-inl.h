@@ -44,8 +44,7 @@ size_t F16FmaAttentionScratch(size_t dk);
 }  // namespace simd
 }  // namespace edgeattn
 
-// The fp16 intrinsics and _Float16 on x86: g++ 12, clang 16 (clang 14 lacks both; 15 untried).
-#if EDGEATTN_TARGET_HAS_AVX512 && (HWY_COMPILER_GCC_ACTUAL >= 1200 || HWY_COMPILER_CLANG >= 1600)
+#if EDGEATTN_TARGET_CAN_BUILD_AVX512_FP16
 #include <immintrin.h>
 #define EDGEATTN_ATTENTION_F16FMA 1
 HWY_PUSH_ATTRIBUTES(HWY_TARGET_STR ",avx512fp16")

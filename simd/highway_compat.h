@@ -48,6 +48,10 @@
 // (+VNNI, VBMI2, ...) < AVX3_ZEN4 (+BF16) < AVX3_SPR (+FP16) < AVX10_2.
 #define EDGEATTN_TARGET_HAS_AVX512 (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3)
 #define EDGEATTN_TARGET_HAS_AVX512_VNNI (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3_DL)
+// AVX512-FP16 intrinsics and _Float16 on x86: g++ 12 and clang 16 have them (clang 14 lacks
+// both; 15 untried). The kernel needs them and a run-time CPUID check besides.
+#define EDGEATTN_TARGET_CAN_BUILD_AVX512_FP16 \
+  (EDGEATTN_TARGET_HAS_AVX512 && (HWY_COMPILER_GCC_ACTUAL >= 1200 || HWY_COMPILER_CLANG >= 1600))
 
 // The ARM int8 dot product (sdot/udot) without a run-time check: every SVE target has it, and
 // 1.4's NEON_BF16 target is compiled with +dotprod. The plain NEON targets may run on cores
