@@ -65,20 +65,20 @@ double RoundF16Exact(double x) {
   return std::fabs(r) > 65504.0 ? std::copysign(HUGE_VAL, x) : r;
 }
 
-// The kernel's score of fp16 query q and key k (dk channels): fp16 chunks widened into fp32, or
-// the fp32 sum of the exact products where that is not finite.
-double ModelScore(const std::vector<double>& q, const float* key, size_t dk) {
+// The kernel's score of fp16 query q and fp16 key k (dk channels): fp16 chunks widened into fp32,
+// or the fp32 sum of the exact products where that is not finite.
+double ModelScore(const std::vector<double>& q, const double* key, size_t dk) {
   float score = 0.0f;
   for (size_t c0 = 0; c0 < dk; c0 += simd::kF16ScoreChunk) {
     double chunk = 0.0;  // fp16 values: q k + chunk is exact in double for these magnitudes
     for (size_t c = c0; c < std::min(dk, c0 + simd::kF16ScoreChunk); ++c) {
-      chunk = RoundF16Exact(q[c] * RoundF16(key[c]) + chunk);
+      chunk = RoundF16Exact(q[c] * key[c] + chunk);
     }
     score = c0 == 0 ? float(chunk) : score + float(chunk);
   }
   if (std::isfinite(score)) return score;
   float sum = 0.0f;
-  for (size_t c = 0; c < dk; ++c) sum = std::fma(float(q[c]), float(RoundF16(key[c])), sum);
+  for (size_t c = 0; c < dk; ++c) sum = std::fma(float(q[c]), float(key[c]), sum);
   return sum;
 }
 

@@ -141,15 +141,29 @@ struct CoreModel {
   HeadLayout layout;
   double (*round_query)(float);  // a query element scaled to base-2 units, as the kernel holds it
   double (*round_kv)(float);     // a key or value element as the kernel stores it
-  // The kernel's base-2 score of a rounded query row and a key row; empty: the exact sum.
-  std::function<double(const std::vector<double>& q, const float* key, std::size_t dk)> score;
+  // The kernel's base-2 score of a rounded query row and a rounded key row; empty: the exact
+  // sum.
+  std::function<double(const std::vector<double>& q, const double* key, std::size_t dk)> score;
   // The bound of one score's error, given the sum of |q_c k_c| of the rounded data.
   std::function<double(const CoreCase&, double abs_dot)> score_err;
   std::function<RowBounds(const CoreCase&, const ReferenceRow&)> bounds;
 };
 
-// Row i of the model: base-2 scores of the rounded data with the masks, their errors' bound.
-inline ReferenceRow ModelRow(const CoreModel& model, const CoreHead& h, std::size_t i) {
+// Rows of x (stride ld, dk used) as the kernel stores them, dk apart: rounded once per case,
+// not once per query row.
+inline std::vector<double> RoundedRows(const CoreModel& model, const std::vector<float>& x,
+                                       std::size_t rows, std::size_t dk, std::size_t ld) {
+  std::vector<double> out(rows * dk);
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t ch = 0; ch < dk; ++ch) out[r * dk + ch] = model.round_kv(x[r * ld + ch]);
+  }
+  return out;
+}
+
+// Row i of the model: base-2 scores of the rounded data (keys: RoundedRows) with the masks,
+// their errors' bound.
+inline ReferenceRow ModelRow(const CoreModel& model, const CoreHead& h,
+                             const std::vector<double>& keys, std::size_t i) {
   const CoreCase& c = h.c;
   const float unit = h.scale * kLog2e;
   std::vector<double> q(c.dk);
@@ -157,10 +171,10 @@ inline ReferenceRow ModelRow(const CoreModel& model, const CoreHead& h, std::siz
   ReferenceRow row;
   row.p.resize(c.lk);
   for (std::size_t j = 0; j < c.lk; ++j) {
-    const float* key = &h.k[j * h.ld];
+    const double* key = &keys[j * c.dk];
     double dot = 0.0, abs_dot = 0.0;
     for (std::size_t ch = 0; ch < c.dk; ++ch) {
-      const double t = q[ch] * model.round_kv(key[ch]);
+      const double t = q[ch] * key[ch];
       dot += t;
       abs_dot += std::fabs(t);
     }
@@ -187,17 +201,17 @@ inline void CheckCase(const CoreModel& model, const simd::AttentionKernel& kerne
   const std::size_t ldw = c.lk + 2;
   std::vector<float> out(c.lq * h.ld, -3.0f), weights(c.lq * ldw, -3.0f);
   h.Run(h.Args(out.data(), c.weights ? weights.data() : nullptr), c.cuts);
+  const std::vector<double> keys = RoundedRows(model, h.k, c.lk, c.dk, h.ld);
+  const std::vector<double> values = RoundedRows(model, h.v, c.lk, c.dk, h.ld);
   for (std::size_t i = 0; i < c.lq; ++i) {
-    const ReferenceRow m = ModelRow(model, h, i);
+    const ReferenceRow m = ModelRow(model, h, keys, i);
     const KernelRow got{out.data() + i * h.ld,
                         h.ld,
                         c.dk,
                         c.weights ? weights.data() + i * ldw : nullptr,
                         ldw,
                         c.lk};
-    const auto value = [&](std::size_t j, std::size_t ch) {
-      return model.round_kv(h.v[j * h.ld + ch]);
-    };
+    const auto value = [&](std::size_t j, std::size_t ch) { return values[j * c.dk + ch]; };
     CheckRow(got, m, model.bounds(c, m), value, [&] {
       return ::testing::Message() << "lq=" << c.lq << " lk=" << c.lk << " dk=" << c.dk
                                   << " exact=" << c.exact << " row " << i;
