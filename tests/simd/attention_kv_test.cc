@@ -263,7 +263,7 @@ void CheckWeightsMatchModel(const simd::AttentionKernel& kernel) {
             bounds.weight_abs = 4 * kFloatEps;
             const KernelRow got{out.data() + i * head.ld, head.ld, dk, weights.data() + i * ldw,
                                 ldw, lk};
-            CheckRow(got, row, bounds, [&](size_t j, size_t c) { return v[j * dk + c]; }, [&] {
+            CheckRow(got, row, bounds, v.data(), dk, [&] {
               return ::testing::Message() << "dk=" << dk << " lk=" << lk << " lq=" << lq
                                           << " variant " << variant << " row " << i;
             });

@@ -56,11 +56,12 @@ struct KernelRow {
   std::size_t ldw, lk;
 };
 
-// Checks the row against p_j / sum and sum_j p_j value(j, c) / sum; a fully masked row is
-// exactly zero. where(): what to print on a failure.
-template <class Value, class Where>
-void CheckRow(const KernelRow& got, const ReferenceRow& m, const RowBounds& b, const Value& value,
-              const Where& where) {
+// Checks the row against p_j / sum and sum_j p_j v[j ldv + c] / sum (v: the lk values as the
+// reference takes them, float or double); a fully masked row is exactly zero. where(): what to
+// print on a failure.
+template <class V, class Where>
+void CheckRow(const KernelRow& got, const ReferenceRow& m, const RowBounds& b, const V* v,
+              std::size_t ldv, const Where& where) {
   for (std::size_t c = 0; c < got.ld; ++c) {
     if (c >= got.dk) {
       ASSERT_EQ(got.out[c], -3.0f) << "wrote outside the head's columns";
@@ -72,10 +73,12 @@ void CheckRow(const KernelRow& got, const ReferenceRow& m, const RowBounds& b, c
     }
     double want = 0.0, abs_want = 0.0, abs_values = 0.0;
     for (std::size_t j = 0; j < got.lk; ++j) {
-      const double x = value(j, c);
+      const double x = v[j * ldv + c];
       want += m.p[j] * x;
       abs_want += m.p[j] * std::fabs(x);
-      if (m.p[j] != 0.0) abs_values += std::fabs(x);
+    }
+    for (std::size_t j = 0; b.value_tiny != 0.0 && j < got.lk; ++j) {
+      if (m.p[j] != 0.0) abs_values += std::fabs(double(v[j * ldv + c]));
     }
     const double tol =
         2.0 * abs_want / m.sum * b.p_err + 2.0 * b.value_tiny * abs_values / m.sum + 1e-30;

@@ -211,8 +211,7 @@ inline void CheckCase(const CoreModel& model, const simd::AttentionKernel& kerne
                         c.weights ? weights.data() + i * ldw : nullptr,
                         ldw,
                         c.lk};
-    const auto value = [&](std::size_t j, std::size_t ch) { return values[j * c.dk + ch]; };
-    CheckRow(got, m, model.bounds(c, m), value, [&] {
+    CheckRow(got, m, model.bounds(c, m), values.data(), c.dk, [&] {
       return ::testing::Message() << "lq=" << c.lq << " lk=" << c.lk << " dk=" << c.dk
                                   << " exact=" << c.exact << " row " << i;
     });
