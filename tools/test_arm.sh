@@ -66,7 +66,7 @@ esac
 [ "${presets[0]}" = aarch64 ] ||
   configure=(-DFETCHCONTENT_SOURCE_DIR_HIGHWAY="$(tools/highway_source.sh)")
 slow='ContractShapes|OutlierChannelsOnBert|MatchReference|ForwardMatchesReference|BenchDecodeShapeRows'
-slow+='|ReferencePolicy|QuietWhenIdle|Soak|NoAllocation|DeathTest'
+slow+='|ForwardOnCompactKeysValues|ReferencePolicy|QuietWhenIdle|Soak|NoAllocation|DeathTest'
 info() {  # QEMU_CPU, field: a line of `edgeattn info` on that CPU model
   QEMU_CPU=$1 qemu-aarch64 $build/tools/edgeattn info | sed -n "s/^$2: *//p"
 }

@@ -95,49 +95,67 @@ std::vector<MathCase> Cases() {
   return cases;
 }
 
-void CheckForward(const MathCase& c, Precision precision, bool causal,
-                  KvFormat kv_format = KvFormat::kFp32) {
-  SCOPED_TRACE(::testing::Message() << c.name << (causal ? " causal " : " ")
+// One case's inputs and float reference, computed once for every precision and K/V format
+// checked against it (the scalar reference is most of the test's time, under qemu and ASan).
+struct ForwardCase {
+  static constexpr std::size_t kBatch = 2, kLq = 300, kLk = 290, kD = 64;
+  const MathCase& c;
+  const MathModel model;
+  const std::vector<float> q = RandomNormal(kBatch * kLq * kD, 11);
+  const std::vector<float> kv = RandomNormal(kBatch * kLk * kD, 12);
+  std::vector<std::size_t> positions = std::vector<std::size_t>(kLq);
+  std::vector<std::size_t> key_positions = std::vector<std::size_t>(kLk);
+  ForwardOptions options;
+  std::vector<float> ref = std::vector<float>(q.size());
+
+  ForwardCase(const MathCase& math_case, bool causal)
+      : c(math_case), model(math_case.math, math_case.sinks) {
+    for (std::size_t i = 0; i < kLq; ++i) positions[i] = 3 * i + 5;
+    for (std::size_t j = 0; j < kLk; ++j) key_positions[j] = 2 * j;
+    options.is_causal = causal;
+    if (c.math.rotary != RotaryLayout::kNone) {
+      options.positions = {positions.data(), kLq};
+      options.key_positions = {key_positions.data(), kLk};
+    }
+    ReferenceForward(model.config(Precision::kFp32), model.view(), tq(), tkv(), tkv(),
+                     {ref.data(), kBatch, kLq, kD}, options);
+  }
+  ConstTensor tq() const { return {q.data(), kBatch, kLq, kD}; }
+  ConstTensor tkv() const { return {kv.data(), kBatch, kLk, kD}; }
+};
+
+// The forward call in this precision and K/V format: bit-identical on 1 and 3 threads, and
+// within the format's bound of the reference.
+void CheckForward(const ForwardCase& f, Precision precision, KvFormat kv_format) {
+  constexpr std::size_t batch = ForwardCase::kBatch, lq = ForwardCase::kLq, d = ForwardCase::kD;
+  SCOPED_TRACE(::testing::Message() << f.c.name << (f.options.is_causal ? " causal " : " ")
                                     << PrecisionName(precision) << " K/V "
                                     << KvFormatName(kv_format));
-  const MathModel model(c.math, c.sinks);
-  const std::size_t batch = 2, lq = 300, lk = 290, d = 64;
-  Config config = model.config(precision);
+  Config config = f.model.config(precision);
   config.kv_format = kv_format;
-  const MultiheadAttention mha(config, model.view());
-  const std::vector<float> q = RandomNormal(batch * lq * d, 11);
-  const std::vector<float> kv = RandomNormal(batch * lk * d, 12);
-  std::vector<std::size_t> positions(lq), key_positions(lk);
-  for (std::size_t i = 0; i < lq; ++i) positions[i] = 3 * i + 5;
-  for (std::size_t j = 0; j < lk; ++j) key_positions[j] = 2 * j;
-  ForwardOptions options;
-  options.is_causal = causal;
-  if (c.math.rotary != RotaryLayout::kNone) {
-    options.positions = {positions.data(), lq};
-    options.key_positions = {key_positions.data(), lk};
-  }
-  const ConstTensor tq{q.data(), batch, lq, d}, tkv{kv.data(), batch, lk, d};
-  std::vector<float> one(q.size()), three(q.size()), ref(q.size());
+  const MultiheadAttention mha(config, f.model.view());
+  std::vector<float> one(f.q.size()), three(f.q.size());
   Context single(1), several(3);
-  mha.Forward(single, tq, tkv, tkv, {one.data(), batch, lq, d}, options);
-  mha.Forward(several, tq, tkv, tkv, {three.data(), batch, lq, d}, options);
+  mha.Forward(single, f.tq(), f.tkv(), f.tkv(), {one.data(), batch, lq, d}, f.options);
+  mha.Forward(several, f.tq(), f.tkv(), f.tkv(), {three.data(), batch, lq, d}, f.options);
   ASSERT_EQ(0, std::memcmp(one.data(), three.data(), one.size() * sizeof(float)));
-  ReferenceForward(model.config(Precision::kFp32), model.view(), tq, tkv, tkv,
-                   {ref.data(), batch, lq, d}, options);
   if (kv_format != KvFormat::kFp32) {
-    EXPECT_GE(Cosine(one, ref), kv_format == KvFormat::kInt8 ? 0.9995 : 0.9999);
+    EXPECT_GE(Cosine(one, f.ref), kv_format == KvFormat::kInt8 ? 0.9995 : 0.9999);
   } else if (precision == Precision::kFp32) {
-    EXPECT_LE(MaxAbsDiff(one, ref), 4.0 * (2 * d + lk) * kFloatEps * (1.0 + MaxAbs(ref)));
+    EXPECT_LE(MaxAbsDiff(one, f.ref),
+              4.0 * (2 * d + ForwardCase::kLk) * kFloatEps * (1.0 + MaxAbs(f.ref)));
   } else {
-    EXPECT_GE(Cosine(one, ref), 0.999);
+    EXPECT_GE(Cosine(one, f.ref), 0.999);
   }
 }
 
 TEST(AttentionMathTest, ForwardMatchesReference) {
   for (const MathCase& c : Cases()) {
-    for (Precision precision : {Precision::kFp32, Precision::kInt8}) {
-      CheckForward(c, precision, false);
-      CheckForward(c, precision, true);
+    for (bool causal : {false, true}) {
+      const ForwardCase f(c, causal);
+      for (Precision precision : {Precision::kFp32, Precision::kInt8}) {
+        CheckForward(f, precision, KvFormat::kFp32);
+      }
     }
   }
 }
@@ -145,9 +163,11 @@ TEST(AttentionMathTest, ForwardMatchesReference) {
 // Every K/V format with every feature of the step (windows, soft caps, sinks, rotary keys).
 TEST(AttentionMathTest, ForwardOnCompactKeysValuesMeetsTheBounds) {
   for (const MathCase& c : Cases()) {
-    for (KvFormat format : {KvFormat::kBf16, KvFormat::kFp16, KvFormat::kInt8}) {
-      CheckForward(c, Precision::kFp32, false, format);
-      CheckForward(c, Precision::kFp32, true, format);
+    for (bool causal : {false, true}) {
+      const ForwardCase f(c, causal);
+      for (KvFormat format : {KvFormat::kBf16, KvFormat::kFp16, KvFormat::kInt8}) {
+        CheckForward(f, Precision::kFp32, format);
+      }
     }
   }
 }

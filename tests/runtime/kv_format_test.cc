@@ -255,27 +255,36 @@ TEST(KvFormatTest, CApi) {
   edgeattn_operator_destroy(op);
 }
 
-// A forward call (d 256, 4 heads, 300 positions, self-attention) on each format against the
-// float reference, on normal data and with outlier channels.
-double ForwardCosine(KvFormat format, bool outliers) {
-  const std::size_t d = 256, seq = 300;
-  RandomModel model(d, 4, 150);
-  std::vector<float> x = RandomNormal(seq * d, 151);
-  if (outliers) testing_support::AddOutliers(model, x, seq);
-  Config config = model.config;
-  config.kv_format = format;
-  const MultiheadAttention mha(config, model.view());
-  std::vector<float> got(x.size()), want(x.size());
-  Context context(1);
-  mha.Forward(context, {x.data(), 1, seq, d}, {got.data(), 1, seq, d});
-  ReferenceForward(model.config, model.view(), {x.data(), 1, seq, d}, {x.data(), 1, seq, d},
-                   {x.data(), 1, seq, d}, {want.data(), 1, seq, d});
-  return Cosine(got, want);
-}
+// A forward call (d 256, 4 heads, 300 positions, self-attention) on normal data or with
+// outlier channels, with its float reference computed once for every format.
+struct ForwardAccuracyCase {
+  static constexpr std::size_t kD = 256, kSeq = 300;
+  RandomModel model = RandomModel(kD, 4, 150);
+  std::vector<float> x = RandomNormal(kSeq * kD, 151);
+  std::vector<float> want = std::vector<float>(kSeq * kD);
+
+  explicit ForwardAccuracyCase(bool outliers) {
+    if (outliers) testing_support::AddOutliers(model, x, kSeq);
+    ReferenceForward(model.config, model.view(), input(), input(), input(),
+                     {want.data(), 1, kSeq, kD});
+  }
+  ConstTensor input() const { return {x.data(), 1, kSeq, kD}; }
+
+  double FormatCosine(KvFormat format) const {
+    Config config = model.config;
+    config.kv_format = format;
+    const MultiheadAttention mha(config, model.view());
+    std::vector<float> got(x.size());
+    Context context(1);
+    mha.Forward(context, input(), {got.data(), 1, kSeq, kD});
+    return Cosine(got, want);
+  }
+};
 
 TEST(KvFormatTest, ForwardAccuracyOnNormalDataAndOutliers) {
+  const ForwardAccuracyCase normal_case(false), outlier_case(true);
   for (KvFormat format : kCompact) {
-    const double normal = ForwardCosine(format, false), outliers = ForwardCosine(format, true);
+    const double normal = normal_case.FormatCosine(format), outliers = outlier_case.FormatCosine(format);
     std::cout << std::setprecision(8) << KvFormatName(format)
               << " K/V forward: cosine vs float reference " << normal << " (normal), " << outliers
               << " (outliers)\n";
