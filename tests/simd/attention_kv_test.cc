@@ -10,7 +10,6 @@
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "tests/simd/attention_kv_test.cc"
-#include "hwy/aligned_allocator.h"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "hwy/tests/hwy_gtest.h"
@@ -18,6 +17,8 @@
 #include "simd/attention_kv.h"
 #include "simd/half_float.h"
 #include "simd/targets.h"
+#include "tests/simd/attention_head.h"
+#include "tests/simd/attention_reference.h"
 #include "tests/test_support.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -25,8 +26,15 @@ namespace edgeattn {
 namespace HWY_NAMESPACE {
 namespace {
 
+using testing_support::AdditiveMask;
+using testing_support::AttentionHead;
+using testing_support::Exponentiate;
+using testing_support::KernelRow;
+using testing_support::KeyPadding;
 using testing_support::kFloatEps;
 using testing_support::RandomNormal;
+using testing_support::ReferenceRow;
+using testing_support::RowBounds;
 
 constexpr simd::KvType kCompactTypes[] = {simd::KvType::kBf16, simd::KvType::kF16,
                                           simd::KvType::kI8};
@@ -90,68 +98,39 @@ std::vector<double> RoundRows(simd::KvType type, Rows what, const std::vector<fl
   return out;
 }
 
-struct Head {
-  const simd::AttentionKernel& kernel;
-  size_t lq, lk, dk, ld;  // ld: row stride of q, k, v and out (wider than dk: a head's slice)
-  std::vector<float> q, k, v;
-  hwy::AlignedFreeUniquePtr<uint8_t[]> keys, values;
-  hwy::AlignedFreeUniquePtr<float[]> scratch;
-
-  Head(const simd::AttentionKernel& kernel_, size_t lq_, size_t lk_, size_t dk_, uint32_t seed)
-      : kernel(kernel_), lq(lq_), lk(lk_), dk(dk_), ld(dk_ + 5) {
-    q = RandomNormal(lq * ld, seed);
-    k = RandomNormal(lk * ld, seed + 1);
-    v = RandomNormal(lk * ld, seed + 2);
-    keys = hwy::AllocateAligned<uint8_t>(kernel.keys_bytes(lk, dk));
-    values = hwy::AllocateAligned<uint8_t>(kernel.values_bytes(lk, dk));
-    scratch = hwy::AllocateAligned<float>(kernel.scratch_floats(dk));
-  }
-
-  // Packs in pieces (as a KV cache appends) into all-ones bytes: no stale byte may matter.
-  void Pack() {
-    std::fill_n(keys.get(), kernel.keys_bytes(lk, dk), 0xFF);
-    std::fill_n(values.get(), kernel.values_bytes(lk, dk), 0xFF);
-    for (size_t first = 0; first < lk;) {
-      const size_t count = std::min(lk - first, first % 3 == 0 ? size_t{70} : size_t{1});
-      kernel.pack(k.data() + first * ld, ld, v.data() + first * ld, ld, first, count, first + count,
-                  dk, keys.get(), values.get());
-      first += count;
-    }
-  }
-
-  simd::AttentionHeadArgs Args(float* out) const {
-    return {q.data(), ld, keys.get(), values.get(), lk, dk, Scale(), out, ld};
-  }
-
-  // Runs rows [0, lq) split at `cuts`.
-  std::vector<float> Run(const simd::AttentionHeadArgs& args, const std::vector<size_t>& cuts) {
-    Pack();
-    size_t begin = 0;
-    for (size_t end : cuts) {
-      kernel.run(args, begin, end, scratch.get());
-      begin = end;
-    }
-    kernel.run(args, begin, lq, scratch.get());
-    return std::vector<float>(args.out, args.out + lq * ld);
-  }
-
-  float Scale() const { return 1.0f / std::sqrt(float(dk)); }
+struct Head : AttentionHead {
+  using AttentionHead::AttentionHead;
 
   // Query row i as the kernel scores it: scaled in float, and for int8 keys rotated, quantized
   // and divided by the rotation's block (H^T H = block I).
   std::vector<double> QueryRow(size_t i) const {
     std::vector<float> scaled(dk);
-    for (size_t c = 0; c < dk; ++c) scaled[c] = q[i * ld + c] * Scale();
+    for (size_t c = 0; c < dk; ++c) scaled[c] = q[i * ld + c] * scale;
     if (kernel.kv != simd::KvType::kI8) return std::vector<double>(scaled.begin(), scaled.end());
     simd::HadamardRotateRow(scaled.data(), dk);
     std::vector<int8_t> q8(dk);
-    const float scale = simd::QuantizeI8Row(scaled.data(), dk, q8.data());
+    const float q8_scale = simd::QuantizeI8Row(scaled.data(), dk, q8.data());
     std::vector<double> row(dk);
     const double block = double(simd::I8RotationBlock(dk));
-    for (size_t c = 0; c < dk; ++c) row[c] = double(q8[c]) * scale / block;
+    for (size_t c = 0; c < dk; ++c) row[c] = double(q8[c]) * q8_scale / block;
     return row;
   }
 };
+
+// The model's score of a query row and rounded key j (rows of q.size() channels), and the sum of
+// the products' magnitudes.
+struct KeyDot {
+  double s, abs;
+};
+KeyDot ModelDot(const std::vector<double>& q, const std::vector<double>& k, size_t j) {
+  const size_t dk = q.size();
+  KeyDot dot{0.0, 0.0};
+  for (size_t c = 0; c < dk; ++c) {
+    dot.s += q[c] * k[j * dk + c];
+    dot.abs += std::fabs(q[c] * k[j * dk + c]);
+  }
+  return dot;
+}
 
 // Rows [0, lq) at positions offset + i, causal, with an optional sink, against the model.
 void CheckAgainstModel(Head& head, size_t offset, float sink, const std::vector<size_t>& cuts) {
@@ -160,9 +139,10 @@ void CheckAgainstModel(Head& head, size_t offset, float sink, const std::vector<
   args.mask.causal = true;
   args.mask.causal_offset = offset;
   args.sink = sink;
-  const std::vector<float> got = head.Run(args, cuts);
+  head.Run(args, cuts);
   const size_t dk = head.dk;
-  const std::vector<double> k = RoundRows(head.kernel.kv, Rows::kKeys, head.k, head.lk, dk, head.ld);
+  const std::vector<double> k =
+      RoundRows(head.kernel.kv, Rows::kKeys, head.k, head.lk, dk, head.ld);
   const std::vector<double> v =
       RoundRows(head.kernel.kv, Rows::kValues, head.v, head.lk, dk, head.ld);
   double max_v = 0.0;
@@ -170,34 +150,29 @@ void CheckAgainstModel(Head& head, size_t offset, float sink, const std::vector<
   for (size_t i = 0; i < head.lq; ++i) {
     const std::vector<double> q = head.QueryRow(i);
     const size_t visible = std::min(head.lk, offset + i + 1);
-    std::vector<double> p(visible);
-    double max = sink, abs_max = 0.0;
+    ReferenceRow row;
+    row.p.resize(visible);
+    double abs_max = 0.0;
     for (size_t j = 0; j < visible; ++j) {
-      double dot = 0.0, abs_dot = 0.0;
-      for (size_t c = 0; c < dk; ++c) {
-        dot += q[c] * k[j * dk + c];
-        abs_dot += std::fabs(q[c] * k[j * dk + c]);
-      }
-      p[j] = dot;
-      abs_max = std::max(abs_max, abs_dot);
-      max = std::max(max, dot);
+      const KeyDot dot = ModelDot(q, k, j);
+      row.p[j] = dot.s;
+      abs_max = std::max(abs_max, dot.abs);
     }
-    double sum = std::isinf(sink) ? 0.0 : std::exp(sink - max);
-    for (double& x : p) sum += (x = std::exp(x - max));
+    Exponentiate(row, sink, /*base2=*/false);
     // Scores: dk float roundings of the half kernels' fused multiply-adds (exact integers for
     // int8, then two roundings of the scales); exp adds a few ulp. Each weight is off by about
     // twice that, relative; the weighted sum of the values adds (lk + 2) roundings. Doubled.
     const double score_err = ((dk + 4) * abs_max + 8.0) * kFloatEps;
     const double tol = 2.0 * max_v * (2.0 * score_err + (visible + 2) * kFloatEps);
     for (size_t c = 0; c < head.ld; ++c) {
-      const float value = got[i * head.ld + c];
+      const float value = out[i * head.ld + c];
       if (c >= dk) {
         ASSERT_EQ(value, -3.0f) << "wrote outside the head's columns";
         continue;
       }
       double want = 0.0;
-      for (size_t j = 0; j < visible; ++j) want += p[j] * v[j * dk + c];
-      ASSERT_NEAR(value, want / sum, tol)
+      for (size_t j = 0; j < visible; ++j) want += row.p[j] * v[j * dk + c];
+      ASSERT_NEAR(value, want / row.sum, tol)
           << "dk=" << dk << " lk=" << head.lk << " lq=" << head.lq << " row " << i << " col " << c;
     }
   }
@@ -235,7 +210,6 @@ void CheckMatchesModel(const simd::AttentionKernel& kernel) {
 // the weights and outputs, nothing written past a row's weights, and any split of rows
 // bit-identical.
 void CheckWeightsMatchModel(const simd::AttentionKernel& kernel) {
-  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   uint32_t seed = 700;
   for (size_t dk : {1, 17, 64}) {
     for (size_t lk : {3, 63, 300, 513}) {
@@ -243,14 +217,8 @@ void CheckWeightsMatchModel(const simd::AttentionKernel& kernel) {
         for (int variant = 0; variant < 4; ++variant) {
           Head head(kernel, lq, lk, dk, seed);
           seed += 3;
-          std::vector<float> mask = RandomNormal(lq * (lk + 1), seed);
-          for (size_t i = 0; i < mask.size(); ++i) {
-            if (i % 7 == 3 || i / (lk + 1) == 2) mask[i] = kNegInf;
-          }
-          std::vector<float> key_bias(lk, 0.0f);
-          for (size_t j = 0; j < lk; ++j) {
-            if (j % 2 == 1 || (lk > 256 && j < 256)) key_bias[j] = kNegInf;
-          }
+          const std::vector<float> mask = AdditiveMask(lq, lk, seed);
+          const std::vector<float> key_bias = KeyPadding(lk);
           const size_t ldw = lk + 2;
           std::vector<float> out(lq * head.ld, -3.0f), weights(lq * ldw, -3.0f);
           simd::AttentionHeadArgs args = head.Args(out.data());
@@ -271,56 +239,35 @@ void CheckWeightsMatchModel(const simd::AttentionKernel& kernel) {
           const std::vector<double> k = RoundRows(kernel.kv, Rows::kKeys, head.k, lk, dk, head.ld);
           const std::vector<double> v =
               RoundRows(kernel.kv, Rows::kValues, head.v, lk, dk, head.ld);
+          ReferenceRow row;
+          row.p.resize(lk);
           for (size_t i = 0; i < lq; ++i) {
             const std::vector<double> q = head.QueryRow(i);
-            std::vector<double> p(lk);
-            double max = args.sink, abs_max = 0.0;
+            double abs_max = 0.0;
             for (size_t j = 0; j < lk; ++j) {
-              double dot = 0.0, abs_dot = 0.0;
-              for (size_t c = 0; c < dk; ++c) {
-                dot += q[c] * k[j * dk + c];
-                abs_dot += std::fabs(q[c] * k[j * dk + c]);
-              }
+              const KeyDot key_dot = ModelDot(q, k, j);
+              double dot = key_dot.s;
               if (args.softcap > 0.0f) dot = args.softcap * std::tanh(dot / args.softcap);
               if (args.mask.additive != nullptr) dot += mask[i * (lk + 1) + j];
               if (args.mask.key_bias != nullptr) dot += key_bias[j];
               if (!args.mask.Sees(i, j)) dot = -INFINITY;
-              p[j] = dot;
-              abs_max = std::max(abs_max, abs_dot);
-              max = std::max(max, dot);
+              row.p[j] = dot;
+              abs_max = std::max(abs_max, key_dot.abs);
             }
-            double sum = std::isinf(args.sink) ? 0.0 : std::exp(args.sink - max);
-            for (double& x : p) sum += (x = max == -INFINITY ? 0.0 : std::exp(x - max));
+            Exponentiate(row, args.sink, /*base2=*/false);
             // As CheckAgainstModel: score roundings (and the mask's addition), then exp.
             const double score_err = ((dk + 4) * abs_max + 16.0) * kFloatEps;
-            for (size_t j = 0; j < ldw; ++j) {
-              const float got = weights[i * ldw + j];
-              if (j >= lk) {
-                ASSERT_EQ(got, -3.0f) << "wrote outside the row's weights";
-              } else if (sum == 0.0) {
-                ASSERT_EQ(got, 0.0f) << "fully masked row " << i;
-              } else {
-                ASSERT_NEAR(got, p[j] / sum, 4.0 * score_err * p[j] / sum + 4 * kFloatEps)
-                    << "dk=" << dk << " lk=" << lk << " lq=" << lq << " variant " << variant
-                    << " weight " << i << "," << j;
-              }
-            }
-            for (size_t c = 0; c < dk; ++c) {
-              double want = 0.0, abs_want = 0.0;
-              for (size_t j = 0; j < lk; ++j) {
-                want += p[j] * v[j * dk + c];
-                abs_want += p[j] * std::fabs(v[j * dk + c]);
-              }
-              const float got = out[i * head.ld + c];
-              if (sum == 0.0) {
-                ASSERT_EQ(got, 0.0f) << "fully masked row " << i;
-                continue;
-              }
-              const double tol = 2.0 * abs_want / sum * (2.0 * score_err + (lk + 2) * kFloatEps);
-              ASSERT_NEAR(got, want / sum, tol + 1e-30)
-                  << "dk=" << dk << " lk=" << lk << " lq=" << lq << " variant " << variant
-                  << " row " << i << " col " << c;
-            }
+            RowBounds bounds;
+            bounds.p_err = 2.0 * score_err + (lk + 2) * kFloatEps;
+            bounds.weight_rel = 4.0 * score_err;
+            bounds.weight_abs = 4 * kFloatEps;
+            const KernelRow got{out.data() + i * head.ld, head.ld, dk, weights.data() + i * ldw,
+                                ldw, lk};
+            CheckRow(got, row, bounds, v.data(), dk, [&] {
+              return ::testing::Message() << "dk=" << dk << " lk=" << lk << " lq=" << lq
+                                          << " variant " << variant << " row " << i;
+            });
+            if (::testing::Test::HasFatalFailure()) return;
           }
           // Weights do not change the outputs, and any split of the rows gives the same bits.
           std::vector<float> plain(lq * head.ld, -3.0f), split_weights(lq * ldw, -3.0f);

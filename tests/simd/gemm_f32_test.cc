@@ -1,7 +1,7 @@
 // Every fp32 projection kernel of every compiled target, forced one by one, against a
 // double-precision scalar product: odd sizes around the tile and panel widths, strided inputs,
 // any split of rows and panels, and pack/unpack.
-#include <cmath>
+#include <cstdint>
 #include <vector>
 
 #undef HWY_TARGET_INCLUDE
@@ -13,7 +13,6 @@
 #include "simd/gemm_f32-inl.h"
 #include "simd/projection_kernel.h"
 #include "simd/targets.h"
-#include "tests/simd/packed_weights.h"
 #include "tests/simd/projection_check.h"
 #include "tests/test_support.h"
 
@@ -22,32 +21,15 @@ namespace edgeattn {
 namespace HWY_NAMESPACE {
 namespace {
 
-using testing_support::CheckProjection;
+using testing_support::CheckPackedCase;
+using testing_support::ForEachProjectionSize;
 using testing_support::RandomNormal;
 
 void CheckCase(const simd::ProjectionKernel& kernel, size_t m, size_t n, size_t k, bool with_bias,
                uint32_t seed) {
-  // Strides wider than the data: padding must be neither read nor written.
-  const size_t lda = k + 3;
-  const size_t ldc = n + 5;
-  const std::vector<float> a = RandomNormal(m * lda, seed);
   const std::vector<float> w = RandomNormal(n * k, seed + 1);
-  const std::vector<float> bias = with_bias ? RandomNormal(n, seed + 2) : std::vector<float>();
-  const testing_support::PackedWeights packed(kernel, w.data(), n, k, 0, {}, bias);
-  std::vector<float> unpacked(n * k);
-  kernel.unpack(packed.packed.get(), n, k, 0, unpacked.data());
-  ASSERT_EQ(unpacked, w) << kernel.name << ": unpack gives back what was packed";
-  const simd::ProjectionInput in{a.data(), lda, {}};
-  CheckProjection(kernel, packed, in, m, k, ldc, [&](size_t i, size_t j) {
-    testing_support::ReferenceSum ref{with_bias ? bias[j] : 0.0,
-                                      with_bias ? std::fabs(bias[j]) : 0.0};
-    for (size_t x = 0; x < k; ++x) {
-      const double term = double(a[i * lda + x]) * w[j * k + x];
-      ref.sum += term;
-      ref.abs_sum += std::fabs(term);
-    }
-    return ref;
-  });
+  CheckPackedCase(kernel, m, n, k, with_bias, w, seed,
+                  [](float a, float weight) { return double(a) * weight; });
 }
 
 void TestGemmMatchesScalar() {
@@ -60,24 +42,14 @@ void TestGemmMatchesScalar() {
     ASSERT_EQ(simd::FindProjectionKernel(simd::WeightType::kF32, kernel->name), kernel);
   }
   // m: below, at and above the tile rows (4, 6) and their multiples; n: below, at and above the
-  // vector, tile and panel widths; k: odd. Cases over 150,000 multiply-adds add no tail and are
-  // what costs under qemu, as in the other kernels' tests.
-  const size_t sizes_m[] = {1, 3, 5, 6, 7, 8, 12, 13, 15, 17, 63, 129};
-  const size_t sizes_n[] = {1, 3, 4, 8, 15, 16, 17, 31, 33, 63, 64, 65, 129, 300};
-  const size_t sizes_k[] = {1, 3, 17, 63, 129, 300};
-  uint32_t seed = 1;
-  for (size_t m : sizes_m) {
-    for (size_t n : sizes_n) {
-      for (size_t k : sizes_k) {
-        if (m * n * k > 150000) continue;
-        for (const simd::ProjectionKernel* kernel : kernels) {
-          CheckCase(*kernel, m, n, k, (seed & 1) != 0, seed);
-          if (::testing::Test::HasFatalFailure()) return;
-        }
-        seed += 3;
-      }
-    }
-  }
+  // vector, tile and panel widths; k: odd.
+  const uint32_t seed = ForEachProjectionSize(
+      kernels, {1, 3, 5, 6, 7, 8, 12, 13, 15, 17, 63, 129},
+      {1, 3, 4, 8, 15, 16, 17, 31, 33, 63, 64, 65, 129, 300}, {1, 3, 17, 63, 129, 300},
+      [](const simd::ProjectionKernel& kernel, size_t m, size_t n, size_t k, uint32_t seed) {
+        CheckCase(kernel, m, n, k, (seed & 1) != 0, seed);
+      });
+  if (::testing::Test::HasFatalFailure()) return;
   // More rows than one row block (RowBlock), with a tile tail inside the second block: a long k
   // keeps the block at its minimum, a narrow n keeps the case cheap.
   const size_t k = 3000;

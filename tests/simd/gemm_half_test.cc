@@ -5,7 +5,6 @@
 // the tile and panel widths, strided inputs, any split of rows and panels, pack/unpack, and
 // NaN, infinite and subnormal weights.
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -19,7 +18,6 @@
 #include "simd/half_float.h"
 #include "simd/projection_kernel.h"
 #include "simd/targets.h"
-#include "tests/simd/packed_weights.h"
 #include "tests/simd/projection_check.h"
 #include "tests/test_support.h"
 
@@ -28,7 +26,8 @@ namespace edgeattn {
 namespace HWY_NAMESPACE {
 namespace {
 
-using testing_support::CheckProjection;
+using testing_support::CheckPackedCase;
+using testing_support::ForEachProjectionSize;
 using testing_support::RandomNormal;
 
 // The kernels that round activations to bf16: vdpbf16ps and AMX tiles.
@@ -64,26 +63,8 @@ float ModelWeight(const simd::ProjectionKernel& kernel, uint16_t bits) {
 // C = A W^T + bias by the kernel and by the model (simd/gemm_half.h's rounding).
 void CheckCase(const simd::ProjectionKernel& kernel, size_t m, size_t n, size_t k, bool with_bias,
                const std::vector<uint16_t>& w, uint32_t seed) {
-  // Strides wider than the data: padding must be neither read nor written.
-  const size_t lda = k + 3;
-  const size_t ldc = n + 5;
-  const std::vector<float> a = RandomNormal(m * lda, seed);
-  const std::vector<float> bias = with_bias ? RandomNormal(n, seed + 2) : std::vector<float>();
-  const testing_support::PackedWeights packed(kernel, w.data(), n, k, 0, {}, bias);
-  std::vector<uint16_t> unpacked(n * k);
-  kernel.unpack(packed.packed.get(), n, k, 0, unpacked.data());
-  ASSERT_EQ(unpacked, w) << kernel.name << ": unpack gives back what was packed";
-  const simd::ProjectionInput in{a.data(), lda, {}};
-  CheckProjection(kernel, packed, in, m, k, ldc, [&](size_t i, size_t j) {
-    testing_support::ReferenceSum ref{with_bias ? bias[j] : 0.0,
-                                      with_bias ? std::fabs(bias[j]) : 0.0};
-    for (size_t x = 0; x < k; ++x) {
-      const double term =
-          double(ModelActivation(kernel, a[i * lda + x])) * ModelWeight(kernel, w[j * k + x]);
-      ref.sum += term;
-      ref.abs_sum += std::fabs(term);
-    }
-    return ref;
+  CheckPackedCase(kernel, m, n, k, with_bias, w, seed, [&](float a, uint16_t weight) {
+    return double(ModelActivation(kernel, a)) * ModelWeight(kernel, weight);
   });
 }
 
@@ -126,23 +107,12 @@ void TestHalfKernelsMatchModel() {
     EXPECT_TRUE(IsAmxKernel(*kernels.front()));
   }
 
-  const size_t sizes_m[] = {1, 3, 6, 7, 17, 63, 129};
-  const size_t sizes_n[] = {1, 3, 17, 63, 65, 129};
-  const size_t sizes_k[] = {1, 2, 3, 17, 63, 129, 257, 600};
-  uint32_t seed = 1;
-  for (size_t m : sizes_m) {
-    for (size_t n : sizes_n) {
-      for (size_t k : sizes_k) {
-        if (m * n * k > 150000) continue;
-        for (const simd::ProjectionKernel* kernel : kernels) {
-          const std::vector<uint16_t> w = RoundedWeights(kernel->weights, n * k, seed + 1);
-          CheckCase(*kernel, m, n, k, (seed & 1) != 0, w, seed);
-          if (::testing::Test::HasFatalFailure()) return;
-        }
-        seed += 3;
-      }
-    }
-  }
+  ForEachProjectionSize(
+      kernels, {1, 3, 6, 7, 17, 63, 129}, {1, 3, 17, 63, 65, 129}, {1, 2, 3, 17, 63, 129, 257, 600},
+      [](const simd::ProjectionKernel& kernel, size_t m, size_t n, size_t k, uint32_t seed) {
+        const std::vector<uint16_t> w = RoundedWeights(kernel.weights, n * k, seed + 1);
+        CheckCase(kernel, m, n, k, (seed & 1) != 0, w, seed);
+      });
 }
 
 // NaN and infinite weights make their output column non-finite and leave the others alone;

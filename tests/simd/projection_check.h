@@ -1,6 +1,7 @@
 // The check every projection-kernel test makes once its weights are packed: the kernel run over
 // all of C against a reference sum per element, within the bound of fp32 summation, nothing
-// written past the n columns, and any split of rows and panels giving the same bits.
+// written past the n columns, and any split of rows and panels giving the same bits; and the
+// float-activation tests' cases around it (strided inputs, pack/unpack, odd sizes).
 #ifndef EDGEATTN_TESTS_SIMD_PROJECTION_CHECK_H_
 #define EDGEATTN_TESTS_SIMD_PROJECTION_CHECK_H_
 
@@ -8,7 +9,9 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <vector>
 
@@ -66,6 +69,58 @@ void CheckProjection(const simd::ProjectionKernel& kernel, const PackedWeights& 
     kernel.run(in, rows[0], rows[1], packed.view, panel_cut, panels, split.data(), ldc);
   }
   ASSERT_EQ(0, std::memcmp(split.data(), c.data(), c.size() * sizeof(float))) << kernel.name;
+}
+
+// C = A W^T + bias for weights w (n x k elements of the kernel's weight type, which unpack must
+// give back) on N(0, 1) activations, against the sum of term(a, w) over each element's k pairs:
+// strides wider than the data, whose padding must be neither read nor written.
+template <class Weight, class Term>
+void CheckPackedCase(const simd::ProjectionKernel& kernel, std::size_t m, std::size_t n,
+                     std::size_t k, bool with_bias, const std::vector<Weight>& w,
+                     std::uint32_t seed, const Term& term) {
+  const std::size_t lda = k + 3;
+  const std::size_t ldc = n + 5;
+  const std::vector<float> a = RandomNormal(m * lda, seed);
+  const std::vector<float> bias = with_bias ? RandomNormal(n, seed + 2) : std::vector<float>();
+  const PackedWeights packed(kernel, w.data(), n, k, 0, {}, bias);
+  std::vector<Weight> unpacked(n * k);
+  kernel.unpack(packed.packed.get(), n, k, 0, unpacked.data());
+  ASSERT_EQ(unpacked, w) << kernel.name << ": unpack gives back what was packed";
+  const simd::ProjectionInput in{a.data(), lda, {}};
+  CheckProjection(kernel, packed, in, m, k, ldc, [&](std::size_t i, std::size_t j) {
+    ReferenceSum ref{with_bias ? bias[j] : 0.0, with_bias ? std::fabs(bias[j]) : 0.0};
+    for (std::size_t x = 0; x < k; ++x) {
+      const double t = term(a[i * lda + x], w[j * k + x]);
+      ref.sum += t;
+      ref.abs_sum += std::fabs(t);
+    }
+    return ref;
+  });
+}
+
+// Calls check(kernel, m, n, k, seed) for every kernel and every size with m n k <= 150,000
+// (larger cases add no tail and are what costs under qemu), seeds 1, 4, 7, ... a size; stops
+// at the first fatal failure. Returns the next seed.
+template <class Check>
+std::uint32_t ForEachProjectionSize(const std::vector<const simd::ProjectionKernel*>& kernels,
+                                    std::initializer_list<std::size_t> sizes_m,
+                                    std::initializer_list<std::size_t> sizes_n,
+                                    std::initializer_list<std::size_t> sizes_k,
+                                    const Check& check) {
+  std::uint32_t seed = 1;
+  for (std::size_t m : sizes_m) {
+    for (std::size_t n : sizes_n) {
+      for (std::size_t k : sizes_k) {
+        if (m * n * k > 150000) continue;
+        for (const simd::ProjectionKernel* kernel : kernels) {
+          check(*kernel, m, n, k, seed);
+          if (::testing::Test::HasFatalFailure()) return seed;
+        }
+        seed += 3;
+      }
+    }
+  }
+  return seed;
 }
 
 }  // namespace testing_support
