@@ -1,6 +1,6 @@
 // qd8_qc8w_amx_16x64 (x86-64 targets with AVX512-VNNI, on CPUs with AMX-INT8, e.g. Sapphire
 // Rapids and later Xeons): the int8 projection on AMX tiles, in the VNNI kernel's layout and
-// arithmetic (gemm_i8-inl.h), so both give the same bits: activations offset to unsigned bytes
+// arithmetic (gemm_i8_vnni-inl.h), so both give the same bits: activations offset to unsigned bytes
 // (kQdu8) times signed weights (tdpbusd, as vpdpbusd), each block's int32 sum started at the
 // block's -128 x weight-sum offsets, converted and scaled into float once per block.
 //
@@ -35,6 +35,8 @@
 #include "simd/cpu_features.h"
 #include "simd/gemm_i8-inl.h"
 #include "simd/gemm_i8.h"
+#include "simd/gemm_i8_panel-inl.h"
+#include "simd/gemm_i8_vnni-inl.h"
 #include "simd/highway_compat.h"
 #include "simd/projection_kernel.h"
 

@@ -158,6 +158,84 @@ HWY_INLINE hn::Vec<TileTag> LoadB(TileTag d, const hwy::float16_t* HWY_RESTRICT 
 // Cache lines of `prefetch` that a kPrefetch tile asks for, one per k step (see MatMulTiles).
 inline constexpr size_t kTilePrefetchLine = 64;
 
+// TileF32's phases over its accumulators c<r><v> (row r < 8, vector v < 4): named variables,
+// as SVE's sizeless vectors cannot form arrays; those outside the kRows x kVecs tile fold away.
+//
+// EDGEATTN_TILE_START_ALL: each accumulator's initial value, per `mode`.
+#define EDGEATTN_TILE_START(r, v) \
+  detail::StartAccumulator<r, v, kRows, kVecs>(d, mode, init, c, ldc, cols)
+#define EDGEATTN_TILE_DECLARE(r)                                                            \
+  [[maybe_unused]] V c##r##0 = EDGEATTN_TILE_START(r, 0), c##r##1 = EDGEATTN_TILE_START(r, 1), \
+                     c##r##2 = EDGEATTN_TILE_START(r, 2), c##r##3 = EDGEATTN_TILE_START(r, 3)
+#define EDGEATTN_TILE_START_ALL() \
+  EDGEATTN_TILE_DECLARE(0);       \
+  EDGEATTN_TILE_DECLARE(1);       \
+  EDGEATTN_TILE_DECLARE(2);       \
+  EDGEATTN_TILE_DECLARE(3);       \
+  EDGEATTN_TILE_DECLARE(4);       \
+  EDGEATTN_TILE_DECLARE(5);       \
+  EDGEATTN_TILE_DECLARE(6);       \
+  EDGEATTN_TILE_DECLARE(7)
+
+// EDGEATTN_TILE_ROW_A(r, ar): row r's A value of step k, broadcast into ar.
+#if EDGEATTN_TILE_ROW_PIPELINE
+// Row by row, each row's A value loaded two rows ahead of its use, and a compiler barrier
+// between rows: kRows * kVecs accumulators, kVecs B vectors and three A registers stay live
+// (31 of 32 at 6 x 4). Left to itself, g++ hoists all six A loads to the top of the step,
+// needs 34 registers and spills two accumulators through the stack on every step, a
+// store-to-load chain that halves X1-class cores. Loading two rows (8 FMAs) ahead keeps the
+// load latency off in-order cores (A55, A510), which stall on an operand that is not ready.
+// Separate B loads (no ldp) issue one per cycle on the A55. A stays scalar until its row, so
+// that g++ multiplies by the lane (fmla v.s[0]) instead of spending a dup.
+// EDGEATTN_TILE_A_AHEAD: the first two A values, before the first step.
+#define EDGEATTN_TILE_A_AHEAD()                                                          \
+  float a_ahead1 = k_count != 0 ? detail::TileA<kRows, 0>(a, lda, 0, k_count) : 0.0f; \
+  float a_ahead2 = k_count != 0 ? detail::TileA<kRows, 1>(a, lda, 0, k_count) : 0.0f
+#define EDGEATTN_TILE_ROW_A(r, ar)                              \
+  const float a_row = a_ahead1;                                 \
+  a_ahead1 = a_ahead2;                                          \
+  a_ahead2 = detail::TileA<kRows, r + 2>(a, lda, k, k_count);   \
+  EDGEATTN_TILE_ORDER();                                        \
+  const V ar = hn::Set(d, a_row);
+#else
+#define EDGEATTN_TILE_A_AHEAD() (void)0
+#define EDGEATTN_TILE_ROW_A(r, ar) const V ar = hn::Set(d, a[r * lda + k]);
+#endif
+
+// EDGEATTN_TILE_FMA_ROWS: step k's multiply-adds, row by row.
+#define EDGEATTN_TILE_ROW(r)                                            \
+  if constexpr (kRows > r) {                                            \
+    EDGEATTN_TILE_ROW_A(r, ar)                                          \
+    c##r##0 = hn::MulAdd(ar, b0, c##r##0);                              \
+    if constexpr (kVecs > 1) c##r##1 = hn::MulAdd(ar, b1, c##r##1);   \
+    if constexpr (kVecs > 2) c##r##2 = hn::MulAdd(ar, b2, c##r##2);   \
+    if constexpr (kVecs > 3) c##r##3 = hn::MulAdd(ar, b3, c##r##3);   \
+    EDGEATTN_TILE_ORDER();                                              \
+  }
+#define EDGEATTN_TILE_FMA_ROWS() \
+  EDGEATTN_TILE_ROW(0)           \
+  EDGEATTN_TILE_ROW(1)           \
+  EDGEATTN_TILE_ROW(2)           \
+  EDGEATTN_TILE_ROW(3)           \
+  EDGEATTN_TILE_ROW(4)           \
+  EDGEATTN_TILE_ROW(5)           \
+  EDGEATTN_TILE_ROW(6)           \
+  EDGEATTN_TILE_ROW(7)
+
+// EDGEATTN_TILE_STORE_ALL: the tile's rows into C.
+#define EDGEATTN_TILE_STORE(r) \
+  if constexpr (kRows > r)     \
+    detail::StoreTileRow<kVecs>(d, c##r##0, c##r##1, c##r##2, c##r##3, c + r * ldc, cols);
+#define EDGEATTN_TILE_STORE_ALL() \
+  EDGEATTN_TILE_STORE(0)          \
+  EDGEATTN_TILE_STORE(1)          \
+  EDGEATTN_TILE_STORE(2)          \
+  EDGEATTN_TILE_STORE(3)          \
+  EDGEATTN_TILE_STORE(4)          \
+  EDGEATTN_TILE_STORE(5)          \
+  EDGEATTN_TILE_STORE(6)          \
+  EDGEATTN_TILE_STORE(7)
+
 // kRows <= 8, kVecs <= 4. `b` rows are ldb elements (float, bf16 or fp16) apart and hold kVecs * Lanes readable floats
 // each; `cols` (<= kVecs * Lanes) of each C row are stored. `init` is the bias for kRowVector.
 // kPrefetch: also prefetch `prefetch_lines` cache lines from `prefetch` into L2 (else unused).
@@ -170,52 +248,8 @@ HWY_NOINLINE void TileF32(const float* HWY_RESTRICT a, size_t lda, const TB* HWY
   const TileTag d;
   using V = hn::Vec<TileTag>;
   const size_t N = hn::Lanes(d);
-
-#define EDGEATTN_TILE_START(r, v) \
-  detail::StartAccumulator<r, v, kRows, kVecs>(d, mode, init, c, ldc, cols)
-#define EDGEATTN_TILE_DECLARE(r)                                                            \
-  [[maybe_unused]] V c##r##0 = EDGEATTN_TILE_START(r, 0), c##r##1 = EDGEATTN_TILE_START(r, 1), \
-                     c##r##2 = EDGEATTN_TILE_START(r, 2), c##r##3 = EDGEATTN_TILE_START(r, 3)
-  EDGEATTN_TILE_DECLARE(0);
-  EDGEATTN_TILE_DECLARE(1);
-  EDGEATTN_TILE_DECLARE(2);
-  EDGEATTN_TILE_DECLARE(3);
-  EDGEATTN_TILE_DECLARE(4);
-  EDGEATTN_TILE_DECLARE(5);
-  EDGEATTN_TILE_DECLARE(6);
-  EDGEATTN_TILE_DECLARE(7);
-#undef EDGEATTN_TILE_DECLARE
-#undef EDGEATTN_TILE_START
-
-#if EDGEATTN_TILE_ROW_PIPELINE
-  // Row by row, each row's A value loaded two rows ahead of its use, and a compiler barrier
-  // between rows: kRows * kVecs accumulators, kVecs B vectors and three A registers stay live
-  // (31 of 32 at 6 x 4). Left to itself, g++ hoists all six A loads to the top of the step,
-  // needs 34 registers and spills two accumulators through the stack on every step, a
-  // store-to-load chain that halves X1-class cores. Loading two rows (8 FMAs) ahead keeps the
-  // load latency off in-order cores (A55, A510), which stall on an operand that is not ready.
-  // Separate B loads (no ldp) issue one per cycle on the A55. A stays scalar until its row, so
-  // that g++ multiplies by the lane (fmla v.s[0]) instead of spending a dup.
-  float a_ahead1 = k_count != 0 ? detail::TileA<kRows, 0>(a, lda, 0, k_count) : 0.0f;
-  float a_ahead2 = k_count != 0 ? detail::TileA<kRows, 1>(a, lda, 0, k_count) : 0.0f;
-#define EDGEATTN_TILE_ROW_A(r, ar)                              \
-  const float a_row = a_ahead1;                                 \
-  a_ahead1 = a_ahead2;                                          \
-  a_ahead2 = detail::TileA<kRows, r + 2>(a, lda, k, k_count);   \
-  EDGEATTN_TILE_ORDER();                                        \
-  const V ar = hn::Set(d, a_row);
-#else
-#define EDGEATTN_TILE_ROW_A(r, ar) const V ar = hn::Set(d, a[r * lda + k]);
-#endif
-#define EDGEATTN_TILE_ROW(r)                                            \
-  if constexpr (kRows > r) {                                            \
-    EDGEATTN_TILE_ROW_A(r, ar)                                          \
-    c##r##0 = hn::MulAdd(ar, b0, c##r##0);                              \
-    if constexpr (kVecs > 1) c##r##1 = hn::MulAdd(ar, b1, c##r##1);   \
-    if constexpr (kVecs > 2) c##r##2 = hn::MulAdd(ar, b2, c##r##2);   \
-    if constexpr (kVecs > 3) c##r##3 = hn::MulAdd(ar, b3, c##r##3);   \
-    EDGEATTN_TILE_ORDER();                                              \
-  }
+  EDGEATTN_TILE_START_ALL();
+  EDGEATTN_TILE_A_AHEAD();
   for (size_t k = 0; k < k_count; ++k) {
     if constexpr (kPrefetch) {
       // Locality 2: L2 (prefetcht1), where the next panel is read from.
@@ -229,36 +263,25 @@ HWY_NOINLINE void TileF32(const float* HWY_RESTRICT a, size_t lda, const TB* HWY
     const V b2 = kVecs > 2 ? detail::LoadB(d, brow + 2 * N) : b0;
     EDGEATTN_TILE_ORDER();
     const V b3 = kVecs > 3 ? detail::LoadB(d, brow + 3 * N) : b0;
-    EDGEATTN_TILE_ROW(0)
-    EDGEATTN_TILE_ROW(1)
-    EDGEATTN_TILE_ROW(2)
-    EDGEATTN_TILE_ROW(3)
-    EDGEATTN_TILE_ROW(4)
-    EDGEATTN_TILE_ROW(5)
-    EDGEATTN_TILE_ROW(6)
-    EDGEATTN_TILE_ROW(7)
+    EDGEATTN_TILE_FMA_ROWS();
   }
-#undef EDGEATTN_TILE_ROW
-#undef EDGEATTN_TILE_ROW_A
   if constexpr (kPrefetch) {
     for (size_t line = k_count; line < prefetch_lines; ++line) {
       __builtin_prefetch(prefetch + line * kTilePrefetchLine, 0, 2);
     }
   }
-
-#define EDGEATTN_TILE_STORE(r) \
-  if constexpr (kRows > r)     \
-    detail::StoreTileRow<kVecs>(d, c##r##0, c##r##1, c##r##2, c##r##3, c + r * ldc, cols);
-  EDGEATTN_TILE_STORE(0)
-  EDGEATTN_TILE_STORE(1)
-  EDGEATTN_TILE_STORE(2)
-  EDGEATTN_TILE_STORE(3)
-  EDGEATTN_TILE_STORE(4)
-  EDGEATTN_TILE_STORE(5)
-  EDGEATTN_TILE_STORE(6)
-  EDGEATTN_TILE_STORE(7)
-#undef EDGEATTN_TILE_STORE
+  EDGEATTN_TILE_STORE_ALL();
 }
+
+#undef EDGEATTN_TILE_START
+#undef EDGEATTN_TILE_DECLARE
+#undef EDGEATTN_TILE_START_ALL
+#undef EDGEATTN_TILE_A_AHEAD
+#undef EDGEATTN_TILE_ROW_A
+#undef EDGEATTN_TILE_ROW
+#undef EDGEATTN_TILE_FMA_ROWS
+#undef EDGEATTN_TILE_STORE
+#undef EDGEATTN_TILE_STORE_ALL
 
 template <class TB = float>
 using TileFn = void (*)(const float*, size_t, const TB*, size_t, size_t, TileInit, const float*,
