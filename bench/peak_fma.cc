@@ -12,7 +12,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 
-// Highway 1.0.3's AVX3_DL target string lacks avx512vnni (as in simd/gemm_i8-inl.h) and every
+// Highway 1.0.3's AVX3_DL target string lacks avx512vnni (as in simd/gemm_i8_vnni-inl.h) and every
 // target string avx512bf16 (as in simd/gemm_bf16_dot-inl.h).
 #if HWY_TARGET == HWY_AVX3_DL
 #include <immintrin.h>

@@ -48,7 +48,7 @@ size_t CompactKvScratch(size_t dk);
 #if EDGEATTN_TARGET_HAS_AVX512_VNNI
 #include <immintrin.h>
 #define EDGEATTN_KV_VNNI 1
-// Highway 1.0.3's AVX3_DL attribute string lacks avx512vnni (as in gemm_i8-inl.h).
+// Highway 1.0.3's AVX3_DL attribute string lacks avx512vnni (as in gemm_i8_vnni-inl.h).
 HWY_PUSH_ATTRIBUTES(HWY_TARGET_STR ",avx512vnni")
 #else
 #define EDGEATTN_KV_VNNI 0
