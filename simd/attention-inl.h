@@ -26,6 +26,7 @@
 #include "simd/attention.h"
 #include "simd/attention_mask-inl.h"
 #include "simd/gemm_f32.h"
+#include "simd/online_softmax_rows-inl.h"
 #include "simd/softmax-inl.h"
 #include "simd/tile_f32-inl.h"
 #include "simd/vector_width.h"
@@ -71,111 +72,131 @@ HWY_INLINE void ScoreTile(const AttentionHeadArgs& args, const float* HWY_RESTRI
   }
 }
 
+// The fp32 core's per-thread scratch for a block of up to kAttentionMaxBlockRows rows; every
+// part starts on a 64-byte boundary (F32AttentionScratch).
+struct F32Block {
+  size_t dk;
+  float* q;  // the rows scaled to base 2, ldq a row
+  size_t ldq;
+  float* scores;  // kAttentionKeyTile a row
+  float* acc;     // ldacc a row
+  size_t ldacc;
+  float* lane_sums;  // kMaxFloatLanes a row
+
+  explicit F32Block(float* scratch, size_t dk) : dk(dk) {
+    constexpr size_t kMaxRows = kAttentionMaxBlockRows;
+    ldq = hwy::RoundUpTo(dk, kMaxFloatLanes);
+    ldacc = ldq;
+    q = scratch;
+    scores = q + kMaxRows * ldq;
+    acc = scores + kMaxRows * kAttentionKeyTile;
+    lane_sums = acc + kMaxRows * ldacc;
+  }
+};
+
+// The rows of the block starting at row i0: the tile kernel's row count, at most the scratch's,
+// or the rows left. Each phase derives it rather than taking it: GCC estimates a callee's branch
+// probabilities before inlining it, and only so does it bound the phases' row loops as it did
+// in one body (a row-count parameter weighs them differently, which changes the code).
+HWY_INLINE size_t F32RowsPerBlock() { return HWY_MIN(MaxTileShape().rows, kAttentionMaxBlockRows); }
+HWY_INLINE size_t F32BlockRows(size_t i0, size_t q_end) {
+  return HWY_MIN(F32RowsPerBlock(), q_end - i0);
+}
+
+// A block's rows' running maxima, sums and poisoned flags, passed to the phases as references to
+// the arrays, whose size also bounds the row loops.
+using RowFloats = float[kAttentionMaxBlockRows];
+using RowFlags = bool[kAttentionMaxBlockRows];
+
+// The block's Q rows scaled to base 2 into the scratch, and every row's starting state.
+HWY_INLINE void StartF32Block(const AttentionHeadArgs& args, const F32Block& b, size_t i0,
+                              size_t q_end, RowFloats& row_max, RowFlags& row_bad) {
+  const size_t rows = F32BlockRows(i0, q_end);
+  for (size_t r = 0; r < rows; ++r) {
+    // Folding the scale into Q costs dk multiplies per row instead of lk.
+    StoreRowScaledF32(args.q + (i0 + r) * args.ldq, b.dk, args.scale * kLog2e, b.q + r * b.ldq);
+    StartSoftmaxRow(args, b.acc + r * b.ldacc, b.ldacc, b.lane_sums + r * kMaxFloatLanes,
+                    kMaxFloatLanes, row_max[r], row_bad[r]);
+  }
+}
+
+// The tile of keys from t0 on (at most lk_block) for the block's rows: scores, each row's online
+// softmax step, then O += P V; nothing for a tile no row sees.
+HWY_INLINE void F32SoftmaxTile(const AttentionHeadArgs& args, const F32Block& b, size_t i0,
+                               size_t q_end, size_t t0, size_t lk_block, RowFloats& row_max,
+                               RowFlags& row_bad) {
+  const size_t rows = F32BlockRows(i0, q_end);
+  const size_t keys = HWY_MIN(kAttentionKeyTile, lk_block - t0);
+  const size_t dk = b.dk;
+  float tile_max[kAttentionMaxBlockRows];
+  if (TileMasked(args.mask, i0, rows, t0, keys)) {
+    return;
+  }
+  ScoreTile(args, b.q, b.ldq, i0, rows, t0, keys, b.scores);
+  // Every row's maximum first: the rows' reductions then overlap, where one row's exponentials
+  // would wait on its maximum's horizontal reduction.
+  for (size_t r = 0; r < rows; ++r) {
+    tile_max[r] = RowMaxF32(b.scores + r * kAttentionKeyTile, keys);
+  }
+  for (size_t r = 0; r < rows; ++r) {
+    SoftmaxTileRow(b.scores + r * kAttentionKeyTile, keys, tile_max[r],
+                   b.lane_sums + r * kMaxFloatLanes, b.acc + r * b.ldacc, dk, row_max[r],
+                   row_bad[r]);
+  }
+  MatMulTiles(b.scores, kAttentionKeyTile, rows, static_cast<const float*>(args.values) + t0 * dk,
+              dk, keys, dk, TileInit::kAccumulate, nullptr, b.acc, b.ldacc);
+}
+
+// The block's rows of the head's output: O / l into the head's columns.
+HWY_INLINE void FinishF32Block(const AttentionHeadArgs& args, const F32Block& b, size_t i0,
+                               size_t q_end, RowFloats& row_sum, RowFlags& row_bad) {
+  const size_t rows = F32BlockRows(i0, q_end);
+  for (size_t r = 0; r < rows; ++r) {
+    FinishSoftmaxRow(b.lane_sums + r * kMaxFloatLanes, b.acc + r * b.ldacc, b.dk,
+                     args.out + (i0 + r) * args.ldo, row_sum[r], row_bad[r]);
+  }
+}
+
+// need_weights: a second pass recomputes each tile's scores (the same arithmetic) and stores
+// 2^(s - max) / sum with the rows' final max and sum, over all lk keys (zeros past lk_block).
+HWY_INLINE void StoreF32Weights(const AttentionHeadArgs& args, const F32Block& b, size_t i0,
+                                size_t q_end, size_t lk_block, const RowFloats& row_max,
+                                const RowFloats& row_sum, const RowFlags& row_bad) {
+  const size_t rows = F32BlockRows(i0, q_end);
+  for (size_t t0 = 0; t0 < args.lk; t0 += kAttentionKeyTile) {
+    const size_t keys = HWY_MIN(kAttentionKeyTile, args.lk - t0);
+    const size_t visible = t0 < lk_block ? HWY_MIN(keys, lk_block - t0) : 0;
+    const bool computed = visible > 0 && !TileMasked(args.mask, i0, rows, t0, visible);
+    if (computed) ScoreTile(args, b.q, b.ldq, i0, rows, t0, visible, b.scores);
+    for (size_t r = 0; r < rows; ++r) {
+      StoreWeightsRow(b.scores + r * kAttentionKeyTile, visible, computed, keys, row_max[r],
+                      row_sum[r], row_bad[r], args.weights + (i0 + r) * args.ldw + t0);
+    }
+  }
+}
+
+// Query rows [q_begin, q_end) of one head, a block of rows at a time: its Q rows and states,
+// the tiles of keys any of its rows sees, its output rows, and the weights if asked for.
 HWY_NOINLINE void RunF32Attention(const AttentionHeadArgs& args, size_t q_begin, size_t q_end,
-                                     float* HWY_RESTRICT scratch) {
-  constexpr float kInf = std::numeric_limits<float>::infinity();
-  constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-  constexpr size_t kMaxRows = kAttentionMaxBlockRows;
-  const size_t dk = args.dk;
-  const size_t rows_per_block = HWY_MIN(MaxTileShape().rows, kMaxRows);
-
-  // Scratch layout; every part starts on a 64-byte boundary (F32AttentionScratch).
-  const size_t ldq_block = hwy::RoundUpTo(dk, kMaxFloatLanes);
-  const size_t ldacc = ldq_block;
-  float* HWY_RESTRICT q_block = scratch;                            // kMaxRows x ldq_block
-  float* HWY_RESTRICT scores = q_block + kMaxRows * ldq_block;      // kMaxRows x key tile
-  float* HWY_RESTRICT acc = scores + kMaxRows * kAttentionKeyTile;  // kMaxRows x ldacc
-  // The rows' sums of exponentials by lane, summed across lanes once per block.
-  float* HWY_RESTRICT lane_sums = acc + kMaxRows * ldacc;  // kMaxRows x kMaxFloatLanes
-  const RowTag d;
-  float row_max[kMaxRows];
-  float row_sum[kMaxRows];
-  bool row_bad[kMaxRows];
-
-  for (size_t i0 = q_begin; i0 < q_end; i0 += rows_per_block) {
-    const size_t rows = HWY_MIN(rows_per_block, q_end - i0);
+                                  float* HWY_RESTRICT scratch) {
+  const F32Block b(scratch, args.dk);
+  RowFloats row_max;
+  RowFloats row_sum;
+  RowFlags row_bad;
+  for (size_t i0 = q_begin; i0 < q_end; i0 += F32RowsPerBlock()) {
+    const size_t rows = F32BlockRows(i0, q_end);
     // No row of this block sees a key past its last row's limit.
     const size_t lk_block = args.mask.VisibleEnd(i0 + rows - 1, args.lk);
     // The first tile holding a key the block's first row sees (a window's start); the tile grid
     // stays on multiples of the tile, so that tiles start on key panels.
     const size_t t_begin = args.mask.VisibleBegin(i0) / kAttentionKeyTile * kAttentionKeyTile;
-    for (size_t r = 0; r < rows; ++r) {
-      // Folding the scale into Q costs dk multiplies per row instead of lk.
-      StoreRowScaledF32(args.q + (i0 + r) * args.ldq, dk, args.scale * kLog2e,
-                        q_block + r * ldq_block);
-      FillRowF32(acc + r * ldacc, ldacc, 0.0f);
-      // The sink is a key of value zero that every row sees: it starts the running maximum
-      // and adds 2^(sink - max) to the sum (nothing with no sink: 2^-inf = 0).
-      row_max[r] = args.sink * kLog2e;
-      FillRowF32(lane_sums + r * kMaxFloatLanes, kMaxFloatLanes, 0.0f);
-      lane_sums[r * kMaxFloatLanes] = args.sink == -kInf ? 0.0f : 1.0f;
-      row_bad[r] = false;
-    }
+    StartF32Block(args, b, i0, q_end, row_max, row_bad);
     for (size_t t0 = t_begin; t0 < lk_block; t0 += kAttentionKeyTile) {
-      const size_t keys = HWY_MIN(kAttentionKeyTile, lk_block - t0);
-      if (TileMasked(args.mask, i0, rows, t0, keys)) continue;
-      ScoreTile(args, q_block, ldq_block, i0, rows, t0, keys, scores);
-      // Every row's maximum first: the rows' reductions then overlap, where one row's exponentials
-      // would wait on its maximum's horizontal reduction.
-      float tile_max[kMaxRows];
-      for (size_t r = 0; r < rows; ++r) {
-        tile_max[r] = RowMaxF32(scores + r * kAttentionKeyTile, keys);
-      }
-      for (size_t r = 0; r < rows; ++r) {
-        float* HWY_RESTRICT p = scores + r * kAttentionKeyTile;
-        // The maximum may miss a NaN score; then the row's sum of exponentials is NaN.
-        const float new_max = HWY_MAX(row_max[r], tile_max[r]);
-        if (new_max == kInf || (new_max == -kInf && RowHasNaNF32(p, keys))) row_bad[r] = true;
-        if (new_max == -kInf || row_bad[r]) {
-          // Nothing but -inf so far (all masked), or already poisoned: contribute nothing.
-          FillRowF32(p, keys, 0.0f);
-          continue;
-        }
-        const auto tile_sums = Exp2ShiftSumF32(p, keys, new_max);
-        const float correction = row_max[r] == -kInf ? 0.0f : exp2f(row_max[r] - new_max);
-        float* HWY_RESTRICT sums = lane_sums + r * kMaxFloatLanes;
-        hn::Store(hn::MulAdd(hn::Load(d, sums), hn::Set(d, correction), tile_sums), d, sums);
-        if (correction != 1.0f) ScaleRowF32(acc + r * ldacc, dk, correction);
-        row_max[r] = new_max;
-      }
-      MatMulTiles(scores, kAttentionKeyTile, rows, static_cast<const float*>(args.values) + t0 * dk,
-                  dk, keys, dk, TileInit::kAccumulate, nullptr, acc, ldacc);
+      F32SoftmaxTile(args, b, i0, q_end, t0, lk_block, row_max, row_bad);
     }
-    for (size_t r = 0; r < rows; ++r) {
-      row_sum[r] = hn::GetLane(hn::SumOfLanes(d, hn::Load(d, lane_sums + r * kMaxFloatLanes)));
-      if (row_sum[r] != row_sum[r]) row_bad[r] = true;
-      float* out = args.out + (i0 + r) * args.ldo;
-      if (row_bad[r]) {
-        FillRowF32(out, dk, kNaN);
-      } else if (row_sum[r] == 0.0f) {
-        FillRowF32(out, dk, 0.0f);  // every key masked: defined as zeros
-      } else {
-        StoreRowScaledF32(acc + r * ldacc, dk, 1.0f / row_sum[r], out);
-      }
-    }
-    if (args.weights == nullptr) continue;
-    // need_weights: a second pass recomputes each tile's scores (the same arithmetic) and
-    // stores 2^(s - max) / sum with the row's final max and sum.
-    for (size_t t0 = 0; t0 < args.lk; t0 += kAttentionKeyTile) {
-      const size_t keys = HWY_MIN(kAttentionKeyTile, args.lk - t0);
-      const size_t visible = t0 < lk_block ? HWY_MIN(keys, lk_block - t0) : 0;
-      const bool computed = visible > 0 && !TileMasked(args.mask, i0, rows, t0, visible);
-      if (computed) ScoreTile(args, q_block, ldq_block, i0, rows, t0, visible, scores);
-      for (size_t r = 0; r < rows; ++r) {
-        float* HWY_RESTRICT w = args.weights + (i0 + r) * args.ldw + t0;
-        if (row_bad[r]) {
-          FillRowF32(w, keys, kNaN);
-          continue;
-        }
-        size_t done = 0;
-        if (computed && row_sum[r] != 0.0f) {
-          float* HWY_RESTRICT p = scores + r * kAttentionKeyTile;
-          Exp2ShiftSumF32(p, visible, row_max[r]);
-          StoreRowScaledF32(p, visible, 1.0f / row_sum[r], w);
-          done = visible;
-        }
-        FillRowF32(w + done, keys - done, 0.0f);
-      }
+    FinishF32Block(args, b, i0, q_end, row_sum, row_bad);
+    if (args.weights != nullptr) {
+      StoreF32Weights(args, b, i0, q_end, lk_block, row_max, row_sum, row_bad);
     }
   }
 }
