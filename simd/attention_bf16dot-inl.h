@@ -28,6 +28,7 @@
 #include "simd/attention_mask-inl.h"
 #include "simd/cpu_features.h"
 #include "simd/highway_compat.h"
+#include "simd/online_softmax_rows-inl.h"
 #include "simd/softmax-inl.h"
 
 namespace edgeattn {
@@ -362,94 +363,112 @@ HWY_INLINE void ScoreTileBf16(const AttentionHeadArgs& args, const Bf16DotBlock&
   }
 }
 
+// The phases of RunOnlineSoftmax, the fp32 core's (attention-inl.h) with this file's products.
+// As there, each phase derives its block's row count and tile's key count rather than taking
+// them: GCC estimates a callee's branch probabilities before inlining it, and only so does it
+// bound the phases' loops as it did in one body. The rows' state arrays are passed by reference,
+// their size also bounding the row loops.
+template <class Engine>
+HWY_INLINE size_t Bf16BlockRows(size_t i0, size_t q_end) {
+  return HWY_MIN(Engine::kRows, q_end - i0);
+}
+template <class Engine>
+using Bf16RowFloats = float[Engine::kRows];
+template <class Engine>
+using Bf16RowFlags = bool[Engine::kRows];
+
+// The block's Q rows in bf16 scaled to base 2, and every row's starting state.
+template <class Engine>
+HWY_INLINE void StartBf16Block(const AttentionHeadArgs& args, size_t dk, const Bf16DotBlock& b,
+                               size_t i0, size_t q_end, Bf16RowFloats<Engine>& row_max,
+                               Bf16RowFlags<Engine>& row_bad) {
+  const size_t rows = Bf16BlockRows<Engine>(i0, q_end);
+  for (size_t r = 0; r < rows; ++r) {
+    RoundRowToBf16(args.q + (i0 + r) * args.ldq, dk, hwy::RoundUpTo(dk, 16), args.scale * kLog2e,
+                   reinterpret_cast<uint16_t*>(b.q + r * b.ldq));
+    StartSoftmaxRow(args, b.acc + r * b.ldacc, b.ldacc, b.lane_sums + r * kBf16DotValueAlign,
+                    kBf16DotValueAlign, row_max[r], row_bad[r]);
+  }
+}
+
+// The tile of keys from t0 on (at most lk_block) for the block's rows: scores, each row's online
+// softmax step with its probabilities rounded to bf16, then O += P V; nothing for a tile no row
+// sees.
+template <class Engine>
+HWY_INLINE void Bf16SoftmaxTile(const AttentionHeadArgs& args, size_t dk, const Bf16DotBlock& b,
+                                size_t i0, size_t q_end, size_t t0, size_t lk_block,
+                                Bf16RowFloats<Engine>& row_max, Bf16RowFlags<Engine>& row_bad) {
+  const size_t rows = Bf16BlockRows<Engine>(i0, q_end);
+  const size_t keys = HWY_MIN(kAttentionKeyTile, lk_block - t0);
+  float tile_max[Engine::kRows];
+  if (TileMasked(args.mask, i0, rows, t0, keys)) return;
+  ScoreTileBf16<Engine>(args, b, i0, rows, t0, keys);
+  for (size_t r = 0; r < rows; ++r) {
+    tile_max[r] = RowMaxF32(b.scores + r * kAttentionKeyTile, keys);
+  }
+  for (size_t r = 0; r < rows; ++r) {
+    float* HWY_RESTRICT p = b.scores + r * kAttentionKeyTile;
+    SoftmaxTileRow(p, keys, tile_max[r], b.lane_sums + r * kBf16DotValueAlign, b.acc + r * b.ldacc,
+                   dk, row_max[r], row_bad[r]);
+    // Zeros to a whole AMX step of 32 keys.
+    RoundRowToBf16(p, keys, hwy::RoundUpTo(keys, 32), 1.0f, b.p + r * kAttentionKeyTile);
+  }
+  Engine::AccumulateValues(args, b, rows, t0, keys);
+}
+
+// The block's rows of the head's output: O / l into the head's columns.
+template <class Engine>
+HWY_INLINE void FinishBf16Block(const AttentionHeadArgs& args, size_t dk, const Bf16DotBlock& b,
+                                size_t i0, size_t q_end, Bf16RowFloats<Engine>& row_sum,
+                                Bf16RowFlags<Engine>& row_bad) {
+  const size_t rows = Bf16BlockRows<Engine>(i0, q_end);
+  for (size_t r = 0; r < rows; ++r) {
+    FinishSoftmaxRow(b.lane_sums + r * kBf16DotValueAlign, b.acc + r * b.ldacc, dk,
+                     args.out + (i0 + r) * args.ldo, row_sum[r], row_bad[r]);
+  }
+}
+
+// need_weights: the fp32 core's second pass, on this kernel's scores.
+template <class Engine>
+HWY_INLINE void StoreBf16Weights(const AttentionHeadArgs& args, const Bf16DotBlock& b, size_t i0,
+                                 size_t q_end, size_t lk_block,
+                                 const Bf16RowFloats<Engine>& row_max,
+                                 const Bf16RowFloats<Engine>& row_sum,
+                                 const Bf16RowFlags<Engine>& row_bad) {
+  const size_t rows = Bf16BlockRows<Engine>(i0, q_end);
+  for (size_t t0 = 0; t0 < args.lk; t0 += kAttentionKeyTile) {
+    const size_t keys = HWY_MIN(kAttentionKeyTile, args.lk - t0);
+    const size_t visible = t0 < lk_block ? HWY_MIN(keys, lk_block - t0) : 0;
+    const bool computed = visible > 0 && !TileMasked(args.mask, i0, rows, t0, visible);
+    if (computed) ScoreTileBf16<Engine>(args, b, i0, rows, t0, visible);
+    for (size_t r = 0; r < rows; ++r) {
+      StoreWeightsRow(b.scores + r * kAttentionKeyTile, visible, computed, keys, row_max[r],
+                      row_sum[r], row_bad[r], args.weights + (i0 + r) * args.ldw + t0);
+    }
+  }
+}
+
+// Query rows [q_begin, q_end) of one head, a block of Engine::kRows rows at a time: its Q rows
+// and states, the tiles of keys any of its rows sees, its output rows, and the weights if asked.
 template <class Engine>
 HWY_INLINE void RunOnlineSoftmax(const AttentionHeadArgs& args, size_t q_begin, size_t q_end,
                                  float* HWY_RESTRICT scratch) {
-  constexpr float kInf = std::numeric_limits<float>::infinity();
-  constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-  constexpr size_t kRows = Engine::kRows;
   const size_t dk = args.dk;
-  const Bf16DotBlock b(scratch, dk, kRows);
-  const RowTag d;
-  float row_max[kRows];
-  float row_sum[kRows];
-  bool row_bad[kRows];
-
-  for (size_t i0 = q_begin; i0 < q_end; i0 += kRows) {
-    const size_t rows = HWY_MIN(kRows, q_end - i0);
+  const Bf16DotBlock b(scratch, dk, Engine::kRows);
+  Bf16RowFloats<Engine> row_max;
+  Bf16RowFloats<Engine> row_sum;
+  Bf16RowFlags<Engine> row_bad;
+  for (size_t i0 = q_begin; i0 < q_end; i0 += Engine::kRows) {
+    const size_t rows = Bf16BlockRows<Engine>(i0, q_end);
     const size_t lk_block = args.mask.VisibleEnd(i0 + rows - 1, args.lk);
     const size_t t_begin = args.mask.VisibleBegin(i0) / kAttentionKeyTile * kAttentionKeyTile;
-    for (size_t r = 0; r < rows; ++r) {
-      RoundRowToBf16(args.q + (i0 + r) * args.ldq, dk, hwy::RoundUpTo(dk, 16), args.scale * kLog2e,
-                     reinterpret_cast<uint16_t*>(b.q + r * b.ldq));
-      FillRowF32(b.acc + r * b.ldacc, b.ldacc, 0.0f);
-      row_max[r] = args.sink * kLog2e;  // a sink is a key of value zero that every row sees
-      FillRowF32(b.lane_sums + r * kBf16DotValueAlign, kBf16DotValueAlign, 0.0f);
-      b.lane_sums[r * kBf16DotValueAlign] = args.sink == -kInf ? 0.0f : 1.0f;
-      row_bad[r] = false;
-    }
+    StartBf16Block<Engine>(args, dk, b, i0, q_end, row_max, row_bad);
     for (size_t t0 = t_begin; t0 < lk_block; t0 += kAttentionKeyTile) {
-      const size_t keys = HWY_MIN(kAttentionKeyTile, lk_block - t0);
-      if (TileMasked(args.mask, i0, rows, t0, keys)) continue;
-      ScoreTileBf16<Engine>(args, b, i0, rows, t0, keys);
-      float tile_max[kRows];
-      for (size_t r = 0; r < rows; ++r) {
-        tile_max[r] = RowMaxF32(b.scores + r * kAttentionKeyTile, keys);
-      }
-      for (size_t r = 0; r < rows; ++r) {
-        float* HWY_RESTRICT p = b.scores + r * kAttentionKeyTile;
-        const float new_max = HWY_MAX(row_max[r], tile_max[r]);
-        if (new_max == kInf || (new_max == -kInf && RowHasNaNF32(p, keys))) row_bad[r] = true;
-        if (new_max == -kInf || row_bad[r]) {
-          FillRowF32(p, keys, 0.0f);  // nothing visible yet, or already poisoned
-        } else {
-          const auto tile_sums = Exp2ShiftSumF32(p, keys, new_max);
-          const float correction = row_max[r] == -kInf ? 0.0f : exp2f(row_max[r] - new_max);
-          float* HWY_RESTRICT sums = b.lane_sums + r * kBf16DotValueAlign;
-          hn::Store(hn::MulAdd(hn::Load(d, sums), hn::Set(d, correction), tile_sums), d, sums);
-          if (correction != 1.0f) ScaleRowF32(b.acc + r * b.ldacc, dk, correction);
-          row_max[r] = new_max;
-        }
-        // Zeros to a whole AMX step of 32 keys.
-        RoundRowToBf16(p, keys, hwy::RoundUpTo(keys, 32), 1.0f, b.p + r * kAttentionKeyTile);
-      }
-      Engine::AccumulateValues(args, b, rows, t0, keys);
+      Bf16SoftmaxTile<Engine>(args, dk, b, i0, q_end, t0, lk_block, row_max, row_bad);
     }
-    for (size_t r = 0; r < rows; ++r) {
-      row_sum[r] =
-          hn::GetLane(hn::SumOfLanes(d, hn::Load(d, b.lane_sums + r * kBf16DotValueAlign)));
-      if (row_sum[r] != row_sum[r]) row_bad[r] = true;
-      float* out = args.out + (i0 + r) * args.ldo;
-      if (row_bad[r]) {
-        FillRowF32(out, dk, kNaN);
-      } else if (row_sum[r] == 0.0f) {
-        FillRowF32(out, dk, 0.0f);  // every key masked: defined as zeros
-      } else {
-        StoreRowScaledF32(b.acc + r * b.ldacc, dk, 1.0f / row_sum[r], out);
-      }
-    }
-    if (args.weights == nullptr) continue;
-    // need_weights: the fp32 core's second pass, on this kernel's scores.
-    for (size_t t0 = 0; t0 < args.lk; t0 += kAttentionKeyTile) {
-      const size_t keys = HWY_MIN(kAttentionKeyTile, args.lk - t0);
-      const size_t visible = t0 < lk_block ? HWY_MIN(keys, lk_block - t0) : 0;
-      const bool computed = visible > 0 && !TileMasked(args.mask, i0, rows, t0, visible);
-      if (computed) ScoreTileBf16<Engine>(args, b, i0, rows, t0, visible);
-      for (size_t r = 0; r < rows; ++r) {
-        float* HWY_RESTRICT w = args.weights + (i0 + r) * args.ldw + t0;
-        if (row_bad[r]) {
-          FillRowF32(w, keys, kNaN);
-          continue;
-        }
-        size_t done = 0;
-        if (computed && row_sum[r] != 0.0f) {
-          float* HWY_RESTRICT p = b.scores + r * kAttentionKeyTile;
-          Exp2ShiftSumF32(p, visible, row_max[r]);
-          StoreRowScaledF32(p, visible, 1.0f / row_sum[r], w);
-          done = visible;
-        }
-        FillRowF32(w + done, keys - done, 0.0f);
-      }
+    FinishBf16Block<Engine>(args, dk, b, i0, q_end, row_sum, row_bad);
+    if (args.weights != nullptr) {
+      StoreBf16Weights<Engine>(args, b, i0, q_end, lk_block, row_max, row_sum, row_bad);
     }
   }
 }
