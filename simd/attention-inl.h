@@ -16,10 +16,8 @@
 #define EDGEATTN_SIMD_ATTENTION_INL_H_
 #endif
 
-#include <math.h>
 #include <stddef.h>
 
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -95,9 +93,9 @@ struct F32Block {
 };
 
 // The rows of the block starting at row i0: the tile kernel's row count, at most the scratch's,
-// or the rows left. Each phase derives it rather than taking it: GCC estimates a callee's branch
-// probabilities before inlining it, and only so does it bound the phases' row loops as it did
-// in one body (a row-count parameter weighs them differently, which changes the code).
+// or the rows left. Each phase derives it (and a tile's key count) rather than taking it: GCC
+// estimates a callee's branch probabilities before inlining it, and a count bounded there gives
+// the phases' loops the weights they had in one body (a parameter's would differ).
 HWY_INLINE size_t F32RowsPerBlock() { return HWY_MIN(MaxTileShape().rows, kAttentionMaxBlockRows); }
 HWY_INLINE size_t F32BlockRows(size_t i0, size_t q_end) {
   return HWY_MIN(F32RowsPerBlock(), q_end - i0);
@@ -129,9 +127,7 @@ HWY_INLINE void F32SoftmaxTile(const AttentionHeadArgs& args, const F32Block& b,
   const size_t keys = HWY_MIN(kAttentionKeyTile, lk_block - t0);
   const size_t dk = b.dk;
   float tile_max[kAttentionMaxBlockRows];
-  if (TileMasked(args.mask, i0, rows, t0, keys)) {
-    return;
-  }
+  if (TileMasked(args.mask, i0, rows, t0, keys)) return;
   ScoreTile(args, b.q, b.ldq, i0, rows, t0, keys, b.scores);
   // Every row's maximum first: the rows' reductions then overlap, where one row's exponentials
   // would wait on its maximum's horizontal reduction.

@@ -18,7 +18,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <limits>
 #include <vector>
 
 #include "hwy/highway.h"

@@ -2,9 +2,7 @@
 // (attention-inl.h) and the bf16 cores (attention_bf16dot-inl.h), which differ in their two
 // products only. Each query row of a block keeps a running maximum m, its sum of exponentials l
 // by lane (summed across lanes once per block) and its accumulator O; scores are in base 2.
-// All HWY_INLINE and without early returns: GCC estimates a callee's branch probabilities before
-// inlining it, and a return would weigh them differently from the loop body it replaces, so
-// that the cores compile to the same code as with these bodies written in their loops.
+// All HWY_INLINE: they are the bodies of the cores' row loops.
 
 #if defined(EDGEATTN_SIMD_ONLINE_SOFTMAX_ROWS_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EDGEATTN_SIMD_ONLINE_SOFTMAX_ROWS_INL_H_
