@@ -24,6 +24,7 @@
 #include "simd/attention_mask-inl.h"
 #include "simd/gemm_f32.h"
 #include "simd/highway_compat.h"
+#include "simd/kv_int8_rows-inl.h"
 #include "simd/softmax-inl.h"
 #include "simd/tile_f32-inl.h"
 #include "simd/vector_width.h"
@@ -37,10 +38,6 @@ void PackBf16KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, 
                         size_t count, size_t stored, size_t dk, void* keys, void* values);
 void PackF16KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t first,
                        size_t count, size_t stored, size_t dk, void* keys, void* values);
-size_t I8KeysBytes(size_t lk, size_t dk);
-size_t I8ValuesBytes(size_t lk, size_t dk);
-void PackI8KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t first,
-                      size_t count, size_t stored, size_t dk, void* keys, void* values);
 size_t CompactKvScratch(size_t dk);
 }  // namespace simd
 }  // namespace edgeattn
@@ -300,10 +297,10 @@ HWY_INLINE void PrepareQueryRow(const AttentionHeadArgs& args, size_t row, size_
     return;
   }
   StoreRowScaledF32(args.q + row * args.ldq, args.dk, args.scale, scaled);
-  HadamardRotateRow(scaled, args.dk);  // as the keys were: scores come out times the block
   int8_t* q8 = q.q8 + r * q.ldq8;
-  memset(q8, 0, q.ldq8);
-  q.q8_scale[r] = QuantizeI8Row(scaled, args.dk, q8) * kLog2e / I8RotationBlock(args.dk);
+  memset(q8 + args.dk, 0, q.ldq8 - args.dk);
+  // Rotated as the keys were: scores come out times the block.
+  q.q8_scale[r] = RotateAndQuantizeRow(scaled, args.dk, q8) * kLog2e / I8RotationBlock(args.dk);
   int32_t sum = 0;
   for (size_t c = 0; c < args.dk; ++c) sum += q8[c];
   q.q8_sum[r] = sum;
