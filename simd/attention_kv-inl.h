@@ -24,6 +24,7 @@
 #include "simd/attention_mask-inl.h"
 #include "simd/gemm_f32.h"
 #include "simd/highway_compat.h"
+#include "simd/kv_int8_rows-inl.h"
 #include "simd/softmax-inl.h"
 #include "simd/tile_f32-inl.h"
 #include "simd/vector_width.h"
@@ -37,10 +38,6 @@ void PackBf16KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, 
                         size_t count, size_t stored, size_t dk, void* keys, void* values);
 void PackF16KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t first,
                        size_t count, size_t stored, size_t dk, void* keys, void* values);
-size_t I8KeysBytes(size_t lk, size_t dk);
-size_t I8ValuesBytes(size_t lk, size_t dk);
-void PackI8KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t first,
-                      size_t count, size_t stored, size_t dk, void* keys, void* values);
 size_t CompactKvScratch(size_t dk);
 }  // namespace simd
 }  // namespace edgeattn
@@ -208,46 +205,6 @@ struct I8DotNeon {
 HWY_POP_ATTRIBUTES
 #endif  // EDGEATTN_KV_NEON_DOT
 
-// acc[0, kVecs * N) += sum over the tile's keys j of p[j] * scale_j * value_j, the int8 values
-// widened in registers; the accumulators stay in registers over the tile (named, not an array:
-// SVE vectors cannot be array elements). kVecs is 1 or 4.
-template <size_t kVecs>
-HWY_INLINE void AccumulateI8Values(const float* HWY_RESTRICT p, const uint8_t* HWY_RESTRICT rows,
-                                   size_t row_bytes, size_t keys, size_t scale_at,
-                                   float* HWY_RESTRICT acc) {
-  static_assert(kVecs == 1 || kVecs == 4, "one or four vectors");
-  const hn::Rebind<float, I32Tag> df;
-  const I32Tag di;
-  const hn::Rebind<int8_t, I32Tag> d8;
-  const size_t N = hn::Lanes(df);
-  const auto widen = [&](const int8_t* v) HWY_ATTR {
-    return hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(d8, v)));
-  };
-  auto a0 = hn::LoadU(df, acc);
-  auto a1 = kVecs == 4 ? hn::LoadU(df, acc + N) : a0;
-  auto a2 = kVecs == 4 ? hn::LoadU(df, acc + 2 * N) : a0;
-  auto a3 = kVecs == 4 ? hn::LoadU(df, acc + 3 * N) : a0;
-  for (size_t j = 0; j < keys; ++j) {
-    const uint8_t* row = rows + j * row_bytes;
-    float scale;
-    memcpy(&scale, row + scale_at, sizeof(float));
-    const auto w = hn::Set(df, p[j] * scale);
-    const int8_t* v = reinterpret_cast<const int8_t*>(row);
-    a0 = hn::MulAdd(w, widen(v), a0);
-    if constexpr (kVecs == 4) {
-      a1 = hn::MulAdd(w, widen(v + N), a1);
-      a2 = hn::MulAdd(w, widen(v + 2 * N), a2);
-      a3 = hn::MulAdd(w, widen(v + 3 * N), a3);
-    }
-  }
-  hn::StoreU(a0, df, acc);
-  if constexpr (kVecs == 4) {
-    hn::StoreU(a1, df, acc + N);
-    hn::StoreU(a2, df, acc + 2 * N);
-    hn::StoreU(a3, df, acc + 3 * N);
-  }
-}
-
 // int8 keys and values, scored by Dot (I8DotI32 or I8DotVnni).
 template <class Dot>
 struct I8Kv {
@@ -266,24 +223,22 @@ struct I8Kv {
     }
   }
 
-  static void AccumulateValues(const AttentionHeadArgs& args, const float* HWY_RESTRICT p,
-                               size_t rows, size_t t0, size_t keys, float* HWY_RESTRICT acc,
-                               size_t ldacc) {
-    const size_t N = hn::Lanes(I32Tag());
+  // P V on the int8 values, widened in the tile kernel's registers, so that a block's rows share
+  // each widened vector. Each value row's scale is folded into its probability first (in place:
+  // p is the tile's scratch): the products p_j scale_j and the fused multiply-adds in key order
+  // are those of scaling each value row instead.
+  static void AccumulateValues(const AttentionHeadArgs& args, float* HWY_RESTRICT p, size_t rows,
+                               size_t t0, size_t keys, float* HWY_RESTRICT acc, size_t ldacc) {
     const size_t padded = hwy::RoundUpTo(args.dk, kI8ValueAlign);
     const size_t row_bytes = padded + sizeof(float);
     const uint8_t* values = static_cast<const uint8_t*>(args.values) + t0 * row_bytes;
-    for (size_t r = 0; r < rows; ++r) {
-      const float* pr = p + r * kAttentionKeyTile;
-      float* ar = acc + r * ldacc;
-      size_t c = 0;
-      for (; c + 4 * N <= padded; c += 4 * N) {
-        AccumulateI8Values<4>(pr, values + c, row_bytes, keys, padded - c, ar + c);
-      }
-      for (; c < padded; c += N) {
-        AccumulateI8Values<1>(pr, values + c, row_bytes, keys, padded - c, ar + c);
-      }
+    HWY_ALIGN float scales[kAttentionKeyTile];
+    for (size_t j = 0; j < keys; ++j) {
+      memcpy(&scales[j], values + j * row_bytes + padded, sizeof(float));
     }
+    for (size_t r = 0; r < rows; ++r) MulRowF32(p + r * kAttentionKeyTile, scales, keys);
+    MatMulTiles<int8_t>(p, kAttentionKeyTile, rows, reinterpret_cast<const int8_t*>(values),
+                        row_bytes, keys, args.dk, TileInit::kAccumulate, nullptr, acc, ldacc);
   }
 };
 
@@ -300,10 +255,10 @@ HWY_INLINE void PrepareQueryRow(const AttentionHeadArgs& args, size_t row, size_
     return;
   }
   StoreRowScaledF32(args.q + row * args.ldq, args.dk, args.scale, scaled);
-  HadamardRotateRow(scaled, args.dk);  // as the keys were: scores come out times the block
   int8_t* q8 = q.q8 + r * q.ldq8;
-  memset(q8, 0, q.ldq8);
-  q.q8_scale[r] = QuantizeI8Row(scaled, args.dk, q8) * kLog2e / I8RotationBlock(args.dk);
+  memset(q8 + args.dk, 0, q.ldq8 - args.dk);
+  // Rotated as the keys were: scores come out times the block.
+  q.q8_scale[r] = RotateAndQuantizeRow(scaled, args.dk, q8) * kLog2e / I8RotationBlock(args.dk);
   int32_t sum = 0;
   for (size_t c = 0; c < args.dk; ++c) sum += q8[c];
   q.q8_sum[r] = sum;

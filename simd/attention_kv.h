@@ -9,7 +9,7 @@
 //       where the CPU has the Armv8.2 dot product), i8kv_i8dot_i32 (every target). Keys and values are
 //       int8 with one fp32 scale per position and head (max |x| / 127, rounded to nearest
 //       even). Keys are rotated before they are quantized: q.k = (H q).(H k) / b for the
-//       Walsh-Hadamard matrix H of blocks of b channels (HadamardRotateRow), which spreads an
+//       Walsh-Hadamard matrix H of blocks of b channels (the rotation below), which spreads an
 //       outlier channel over its block, so that it no longer sets every channel's step
 //       (QuaRot's incoherence; docs/precision.md has the measurements). Each query row is scaled,
 //       rotated and quantized the same way on every call, 1 / b folded into its scale; Q K^T is an
@@ -47,20 +47,25 @@ std::vector<const AttentionKernel*> CompactKvAttentionKernels();
 inline constexpr size_t kI8KeyPanel = 64;
 inline constexpr size_t kI8ValueAlign = 16;
 
-// The int8 rounding every kernel and pack share: scale = max |x| / 127 over n values, and
-// q[i] = x[i] * (127 / max |x|) rounded to nearest even (zeros for an all-zero row, scale 0).
-// A non-finite value makes the scale NaN and every q zero, so that whatever reads the row gives
-// NaN, as float keys would.
-float QuantizeI8Row(const float* x, size_t n, int8_t* q);
+// Bytes of lk positions' int8 keys and values in the layouts above (one head).
+size_t I8KeysBytes(size_t lk, size_t dk);
+size_t I8ValuesBytes(size_t lk, size_t dk);
 
+// The int8 rounding every kernel and pack share (kv_int8_rows-inl.h computes it on each target):
+// scale = max |x| / 127 over the row's n values, and q[i] = x[i] * (127 / max |x|) rounded to
+// nearest even. A row whose max |x| is below kMinI8RowMax (all zeros, or so small that 127 / max
+// would overflow) is zeros of scale 0. A non-finite value makes the scale NaN and every q zero,
+// so that whatever reads the row gives NaN, as float keys would.
+inline constexpr float kMinI8RowMax = 0x1p-120f;
+//
 // The int8 keys' rotation: the Walsh-Hadamard transform (Sylvester's +-1 matrix, unnormalised)
-// on each block of I8RotationBlock(n) channels of x, in place, by the fast butterflies in a fixed
-// order (one rounding per add, the same on every target). The block is the largest power of two
-// dividing n, at most kMaxI8RotationBlock; 1 (no rotation) for odd n. A power of two, so that
-// folding 1 / block into a scale is exact.
+// on each block of I8RotationBlock(n) channels, by the fast butterflies level by level (level
+// half = 1, 2, 4 ... maps (a, c) at channels j, j + half to (a + c, a - c); one rounding per
+// add, the same on every target). The block is the largest power of two dividing n, at most
+// kMaxI8RotationBlock; 1 (no rotation) for odd n. A power of two, so that folding 1 / block into
+// a scale is exact.
 inline constexpr size_t kMaxI8RotationBlock = 128;
 size_t I8RotationBlock(size_t n);
-void HadamardRotateRow(float* x, size_t n);
 
 }  // namespace simd
 }  // namespace edgeattn

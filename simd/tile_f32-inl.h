@@ -3,8 +3,9 @@
 // The one inner loop behind the projection GEMM (B = packed weight panels) and the attention core
 // (B = transposed keys for the scores, B = values for P V). A is read one scalar at a time and
 // broadcast; B is read as kVecs full vectors per k step; C lives in kRows * kVecs registers.
-// B holds floats, or bf16 / fp16 values (half-precision weights) that each load widens to float
-// exactly, so the arithmetic is the same fp32 arithmetic on the widened values.
+// B holds floats, or bf16 / fp16 values (half-precision weights and K/V) or int8 values (int8
+// K/V) that each load widens to float exactly, so the arithmetic is the same fp32 arithmetic on
+// the widened values.
 //
 // Every C element is its init value followed by one fused multiply-add per k, in increasing k
 // order. No tiling choice changes that order, so results do not depend on how rows and columns
@@ -132,6 +133,10 @@ HWY_INLINE hn::Vec<TileTag> LoadB(TileTag d, const float* HWY_RESTRICT p) {
 HWY_INLINE hn::Vec<TileTag> LoadB(TileTag d, const hwy::bfloat16_t* HWY_RESTRICT p) {
   return hn::PromoteTo(d, hn::LoadU(hn::Rebind<hwy::bfloat16_t, TileTag>(), p));
 }
+HWY_INLINE hn::Vec<TileTag> LoadB(TileTag d, const int8_t* HWY_RESTRICT p) {
+  const hn::Rebind<int32_t, TileTag> di;
+  return hn::ConvertTo(d, hn::PromoteTo(di, hn::LoadU(hn::Rebind<int8_t, TileTag>(), p)));
+}
 HWY_INLINE hn::Vec<TileTag> LoadB(TileTag d, const hwy::float16_t* HWY_RESTRICT p) {
 #if (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2) || HWY_ARCH_ARM_A64
   // F16C's vcvtph2ps, NEON's and SVE's fcvt: exact for every value.
@@ -236,8 +241,9 @@ inline constexpr size_t kTilePrefetchLine = 64;
   EDGEATTN_TILE_STORE(6)          \
   EDGEATTN_TILE_STORE(7)
 
-// kRows <= 8, kVecs <= 4. `b` rows are ldb elements (float, bf16 or fp16) apart and hold kVecs * Lanes readable floats
-// each; `cols` (<= kVecs * Lanes) of each C row are stored. `init` is the bias for kRowVector.
+// kRows <= 8, kVecs <= 4. `b` rows are ldb elements (float, bf16, fp16 or int8) apart and hold
+// kVecs * Lanes readable values each; `cols` (<= kVecs * Lanes) of each C row are stored.
+// `init` is the bias for kRowVector.
 // kPrefetch: also prefetch `prefetch_lines` cache lines from `prefetch` into L2 (else unused).
 template <size_t kRows, size_t kVecs, class TB = float, bool kPrefetch = false>
 HWY_NOINLINE void TileF32(const float* HWY_RESTRICT a, size_t lda, const TB* HWY_RESTRICT b,

@@ -16,9 +16,11 @@
 #include "simd/attention.h"
 #include "simd/attention_kv.h"
 #include "simd/half_float.h"
+#include "simd/kv_int8_rows-inl.h"
 #include "simd/targets.h"
 #include "tests/simd/attention_head.h"
 #include "tests/simd/attention_reference.h"
+#include "tests/simd/kv_int8_model.h"
 #include "tests/test_support.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -32,6 +34,9 @@ using testing_support::Exponentiate;
 using testing_support::KernelRow;
 using testing_support::KeyPadding;
 using testing_support::kFloatEps;
+using testing_support::ModelPackI8;
+using testing_support::ModelQuantizeI8;
+using testing_support::ModelRotateI8;
 using testing_support::RandomNormal;
 using testing_support::ReferenceRow;
 using testing_support::RowBounds;
@@ -69,8 +74,9 @@ void ForEachKernel(void (*check)(const simd::AttentionKernel&)) {
   }
 }
 
-// Rows as the format stores them; int8 keys rotated first (HadamardRotateRow, tested below),
-// so that their dot products with rotated queries are the kernel's.
+// Rows as the format stores them; int8 keys rotated first (the model's rotation, which every
+// target's matches bit for bit, tested below), so that their dot products with rotated queries
+// are the kernel's.
 enum class Rows { kKeys, kValues };
 std::vector<double> RoundRows(simd::KvType type, Rows what, const std::vector<float>& x,
                               size_t rows, size_t dk, size_t ld) {
@@ -81,10 +87,10 @@ std::vector<double> RoundRows(simd::KvType type, Rows what, const std::vector<fl
     const float* row = x.data() + i * ld;
     if (type == simd::KvType::kI8 && what == Rows::kKeys) {
       std::copy(row, row + dk, rotated.begin());
-      simd::HadamardRotateRow(rotated.data(), dk);
+      ModelRotateI8(rotated.data(), dk);
       row = rotated.data();
     }
-    const float scale = type == simd::KvType::kI8 ? simd::QuantizeI8Row(row, dk, q.data()) : 0;
+    const float scale = type == simd::KvType::kI8 ? ModelQuantizeI8(row, dk, q.data()) : 0;
     for (size_t c = 0; c < dk; ++c) {
       if (type == simd::KvType::kBf16) {
         out[i * dk + c] = simd::F32FromBf16(simd::Bf16FromF32(row[c]));
@@ -107,9 +113,9 @@ struct Head : AttentionHead {
     std::vector<float> scaled(dk);
     for (size_t c = 0; c < dk; ++c) scaled[c] = q[i * ld + c] * scale;
     if (kernel.kv != simd::KvType::kI8) return std::vector<double>(scaled.begin(), scaled.end());
-    simd::HadamardRotateRow(scaled.data(), dk);
+    ModelRotateI8(scaled.data(), dk);
     std::vector<int8_t> q8(dk);
-    const float q8_scale = simd::QuantizeI8Row(scaled.data(), dk, q8.data());
+    const float q8_scale = ModelQuantizeI8(scaled.data(), dk, q8.data());
     std::vector<double> row(dk);
     const double block = double(simd::I8RotationBlock(dk));
     for (size_t c = 0; c < dk; ++c) row[c] = double(q8[c]) * q8_scale / block;
@@ -332,13 +338,13 @@ void CheckNonFinite(const simd::AttentionKernel& kernel) {
   }
 }
 
-// Rounding of the int8 rows: within half a step of the scale, scale = max / 127, zeros stay.
-void CheckI8Rounding(const simd::AttentionKernel& kernel) {
-  if (kernel.kv != simd::KvType::kI8) return;
+// This target's rounding of int8 rows: within half a step of the scale, scale = max / 127, zeros
+// and rows below kMinI8RowMax give zeros of scale 0, a non-finite value zeros of scale NaN.
+void TestI8RowRounding() {
   for (size_t n : {1, 3, 17, 129}) {
     std::vector<float> x = RandomNormal(n, 9 + n, 100.0f);
     std::vector<int8_t> q(n);
-    const float scale = simd::QuantizeI8Row(x.data(), n, q.data());
+    const float scale = simd::HWY_NAMESPACE::QuantizeI8Row(x.data(), n, q.data());
     float max = 0.0f;
     for (float f : x) max = std::max(max, std::fabs(f));
     ASSERT_EQ(scale, max / 127.0f);
@@ -346,17 +352,25 @@ void CheckI8Rounding(const simd::AttentionKernel& kernel) {
       ASSERT_LE(std::fabs(q[i] * scale - x[i]), 0.5f * scale * (1.0f + 1e-5f)) << i;
     }
   }
-  std::vector<float> zeros(5, 0.0f);
-  std::vector<int8_t> q(5, 1);
-  ASSERT_EQ(simd::QuantizeI8Row(zeros.data(), 5, q.data()), 0.0f);
-  ASSERT_EQ(std::count(q.begin(), q.end(), 0), 5);
+  for (float special : {0.0f, 1e-37f, std::numeric_limits<float>::infinity(),
+                        std::numeric_limits<float>::quiet_NaN()}) {
+    std::vector<float> x(19, special < 1.0f ? special : 2.0f);
+    x[17] = special;
+    std::vector<int8_t> q(19, 1);
+    const float scale = simd::HWY_NAMESPACE::QuantizeI8Row(x.data(), 19, q.data());
+    if (std::isfinite(special)) {
+      ASSERT_EQ(scale, 0.0f) << special;
+    } else {
+      ASSERT_TRUE(std::isnan(scale)) << special;
+    }
+    ASSERT_EQ(std::count(q.begin(), q.end(), 0), 19) << special;
+  }
 }
 
-// The keys' rotation against Sylvester's matrix H[i][j] = (-1)^popcount(i & j) per block, in
+// This target's rotation against Sylvester's matrix H[i][j] = (-1)^popcount(i & j) per block, in
 // double: each of the log2(block) butterfly levels rounds once, an error within
 // eps * sum |x| of the block per output.
-void CheckI8Rotation(const simd::AttentionKernel& kernel) {
-  if (kernel.kv != simd::KvType::kI8) return;
+void TestI8RowRotation() {
   const size_t sizes[] = {1, 3, 6, 17, 64, 96, 256, 384};
   const size_t blocks[] = {1, 1, 2, 1, 64, 32, 128, 128};
   for (size_t s = 0; s < 8; ++s) {
@@ -364,7 +378,7 @@ void CheckI8Rotation(const simd::AttentionKernel& kernel) {
     ASSERT_EQ(simd::I8RotationBlock(n), block) << n;
     const std::vector<float> x = RandomNormal(n, 40 + n, 3.0f);
     std::vector<float> got = x;
-    simd::HadamardRotateRow(got.data(), n);
+    simd::HWY_NAMESPACE::RotateI8Row(got.data(), n);
     const double levels = std::log2(double(block));
     for (size_t b0 = 0; b0 < n; b0 += block) {
       double abs_sum = 0.0;
@@ -380,12 +394,60 @@ void CheckI8Rotation(const simd::AttentionKernel& kernel) {
   }
 }
 
+// This target's rotation and rounding give the scalar model's bits for every row length up to
+// 136 (every tail of every block size and vector width) and longer rows, on rows with an outlier
+// channel.
+void TestI8RowsMatchModel() {
+  std::vector<size_t> sizes;
+  for (size_t n = 1; n <= 136; ++n) sizes.push_back(n);
+  for (size_t n : {255, 256, 384, 1000}) sizes.push_back(n);
+  for (size_t n : sizes) {
+    std::vector<float> x = RandomNormal(n, 70 + n, 2.0f);
+    x[n / 2] *= 40.0f;
+    std::vector<float> got = x, want = x;
+    simd::HWY_NAMESPACE::RotateI8Row(got.data(), n);
+    ModelRotateI8(want.data(), n);
+    ASSERT_EQ(std::memcmp(got.data(), want.data(), n * sizeof(float)), 0) << "rotation, n=" << n;
+    std::vector<int8_t> q_got(n), q_want(n);
+    const float scale_got = simd::HWY_NAMESPACE::QuantizeI8Row(got.data(), n, q_got.data());
+    const float scale_want = ModelQuantizeI8(want.data(), n, q_want.data());
+    ASSERT_EQ(scale_got, scale_want) << "n=" << n;
+    ASSERT_EQ(q_got, q_want) << "n=" << n;
+  }
+}
+
+// An int8 kernel's pack leaves the model's bytes: keys and values appended in two calls (a cache's
+// prefill and next step), strided rows, a second panel partly filled, a zero row, a row too small
+// to scale and rows with infinity or NaN; the buffers start as garbage, so a byte the pack should
+// write and does not shows.
+void CheckI8PackMatchesModel(const simd::AttentionKernel& kernel) {
+  if (kernel.kv != simd::KvType::kI8) return;
+  for (size_t dk : {1, 3, 17, 63, 64, 96, 129}) {
+    SCOPED_TRACE(dk);
+    const size_t lk = 70, ld = dk + 5;
+    std::vector<float> k = RandomNormal(lk * ld, 80 + dk, 1.5f);
+    std::vector<float> v = RandomNormal(lk * ld, 90 + dk, 1.5f);
+    k[3 * ld + dk / 2] = 60.0f;  // an outlier channel
+    std::fill(k.begin() + 5 * ld, k.begin() + 5 * ld + dk, 0.0f);
+    std::fill(v.begin() + 6 * ld, v.begin() + 6 * ld + dk, 1e-38f);
+    k[7 * ld] = std::numeric_limits<float>::infinity();
+    v[8 * ld + dk - 1] = std::numeric_limits<float>::quiet_NaN();
+    std::vector<uint8_t> keys(kernel.keys_bytes(lk, dk), 0xCD);
+    std::vector<uint8_t> values(kernel.values_bytes(lk, dk), 0xCD);
+    kernel.pack(k.data(), ld, v.data(), ld, 0, 33, 33, dk, keys.data(), values.data());
+    kernel.pack(k.data() + 33 * ld, ld, v.data() + 33 * ld, ld, 33, lk - 33, lk, dk, keys.data(),
+                values.data());
+    const testing_support::ModelI8Pack want = ModelPackI8(k.data(), ld, v.data(), ld, lk, dk);
+    ASSERT_EQ(keys, want.keys);
+    ASSERT_EQ(values, want.values);
+  }
+}
+
 void TestCompactKvMatchesModel() { ForEachKernel(CheckMatchesModel); }
 void TestCompactKvVariantsAgree() { ForEachKernel(CheckVariantsAgree); }
 void TestCompactKvWeights() { ForEachKernel(CheckWeightsMatchModel); }
 void TestCompactKvNonFinite() { ForEachKernel(CheckNonFinite); }
-void TestCompactKvI8Rounding() { ForEachKernel(CheckI8Rounding); }
-void TestCompactKvI8Rotation() { ForEachKernel(CheckI8Rotation); }
+void TestCompactKvI8Pack() { ForEachKernel(CheckI8PackMatchesModel); }
 
 }  // namespace
 // NOLINTNEXTLINE(google-readability-namespace-comments)
@@ -400,8 +462,10 @@ HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvMatchesModel);
 HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvVariantsAgree);
 HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvWeights);
 HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvNonFinite);
-HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvI8Rounding);
-HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvI8Rotation);
+HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvI8Pack);
+HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestI8RowRounding);
+HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestI8RowRotation);
+HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestI8RowsMatchModel);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(AttentionKvTest);
 }  // namespace edgeattn
 #endif

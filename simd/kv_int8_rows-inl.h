@@ -1,0 +1,193 @@
+// Per-target row operations of the int8 K/V format (attention_kv.h): the Walsh-Hadamard rotation
+// of keys and queries, a row's scale and its rounding to int8, and the packing of keys and values
+// into the format's layout. Each computes the bits the format's contract fixes, the same on every
+// target (the tests compare every target with a scalar model bit for bit), in vectors: a cache
+// appends a row per decoding step and a prefill packs every key and value.
+
+#if defined(EDGEATTN_SIMD_KV_INT8_ROWS_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef EDGEATTN_SIMD_KV_INT8_ROWS_INL_H_
+#undef EDGEATTN_SIMD_KV_INT8_ROWS_INL_H_
+#else
+#define EDGEATTN_SIMD_KV_INT8_ROWS_INL_H_
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <limits>
+
+#include "hwy/highway.h"
+#include "simd/attention_kv.h"
+#include "simd/partial_vector-inl.h"
+#include "simd/quantize-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace edgeattn {
+namespace simd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// x[0, n) rotated per block of `block` channels (a power of two dividing n) by the contract's
+// butterflies: level half = 1, 2, 4 ... maps (a, c) at channels j, j + half to (a + c, a - c).
+// Levels below the vector's width pair lanes of one vector (lane i with lane i ^ half), the others
+// whole vectors. Each level reads only the one before it, so running one vector's in-vector levels
+// before the next vector's gives the bits of the level-by-level order.
+HWY_INLINE void RotateI8Blocks(float* HWY_RESTRICT x, size_t n, size_t block) {
+  const QuantTag d;
+  const hn::RebindToSigned<QuantTag> di;
+  const size_t N = hn::Lanes(d);  // a power of two, as SVE's vector lengths are
+  constexpr size_t kMaxLevels = 4;  // halves 1, 2, 4, 8 within 16 lanes
+  HWY_ALIGN int32_t partner[kMaxLevels][hn::MaxLanes(QuantTag())];
+  size_t levels = 0;
+  for (size_t half = 1; half < HWY_MIN(N, block); half *= 2, ++levels) {
+    for (size_t i = 0; i < N; ++i) partner[levels][i] = static_cast<int32_t>(i ^ half);
+  }
+  for (size_t i = 0; levels != 0 && i < n; i += N) {
+    auto v = LoadPartial(d, x + i, n - i);
+    for (size_t level = 0; level < levels; ++level) {
+      const auto other = hn::TableLookupLanes(v, hn::SetTableIndices(d, partner[level]));
+      // The upper lane of a pair is the one whose partner has the lower index.
+      const auto upper =
+          hn::RebindMask(d, hn::Lt(hn::Load(di, partner[level]), hn::Iota(di, 0)));
+      v = hn::IfThenElse(upper, hn::Sub(other, v), hn::Add(v, other));
+    }
+    StorePartial(d, v, x + i, n - i);
+  }
+  for (size_t half = HWY_MAX(N, size_t{1}); half < block; half *= 2) {
+    for (size_t i = 0; i < n; i += 2 * half) {
+      for (size_t j = i; j < i + half; j += N) {
+        const auto a = hn::LoadU(d, x + j);
+        const auto c = hn::LoadU(d, x + j + half);
+        hn::StoreU(hn::Add(a, c), d, x + j);
+        hn::StoreU(hn::Sub(a, c), d, x + j + half);
+      }
+    }
+  }
+}
+
+// The contract's scale of a row whose largest |x| is max (NaN: a value was not finite), and the
+// factor that rounds the row to int8 (zero for a NaN row and a row below kMinI8RowMax, whose
+// bytes are zeros).
+struct I8RowScale {
+  float scale;
+  float inverse;
+};
+HWY_INLINE I8RowScale I8RowScaleOfMax(float max) {
+  if (max != max) return {max, 0.0f};
+  if (max < kMinI8RowMax) return {0.0f, 0.0f};
+  return {max / 127.0f, 127.0f / max};
+}
+
+// max(max, the largest |x| of x[0, n)), NaN if either is NaN.
+HWY_INLINE float CombineAbsMax(float max, const float* HWY_RESTRICT x, size_t n) {
+  const float block_max = BlockAbsMax(x, n, nullptr);
+  return max != max || block_max != block_max ? std::numeric_limits<float>::quiet_NaN()
+                                              : HWY_MAX(max, block_max);
+}
+
+// q[0, n) = x * s.inverse rounded to nearest even (zeros for a zero factor), each byte xor-ed
+// with `to_stored`.
+HWY_INLINE void RoundRowToI8(const float* HWY_RESTRICT x, size_t n, const I8RowScale& s,
+                             int8_t to_stored, int8_t* HWY_RESTRICT q) {
+  if (s.inverse == 0.0f) {
+    memset(q, to_stored, n);
+    return;
+  }
+  QuantizeBlock(x, n, s.inverse, hn::Set(hn::Rebind<int8_t, QuantTag>(), to_stored), q);
+}
+
+// The contract's rounding of x[0, n) into q[0, n); returns the row's scale.
+HWY_INLINE float QuantizeI8Row(const float* HWY_RESTRICT x, size_t n, int8_t* HWY_RESTRICT q) {
+  const I8RowScale s = I8RowScaleOfMax(CombineAbsMax(0.0f, x, n));
+  RoundRowToI8(x, n, s, 0, q);
+  return s.scale;
+}
+
+// The contract's rotation of a row of n channels, in place.
+HWY_INLINE void RotateI8Row(float* HWY_RESTRICT x, size_t n) {
+  RotateI8Blocks(x, n, I8RotationBlock(n));
+}
+
+// A query row for the int8 kernels, in place: rotated as the keys are, then rounded into
+// q8[0, n) with the row's scale, which it returns.
+HWY_INLINE float RotateAndQuantizeRow(float* HWY_RESTRICT x, size_t n, int8_t* HWY_RESTRICT q8) {
+  RotateI8Row(x, n);
+  return QuantizeI8Row(x, n, q8);
+}
+
+// Keys go through the rotation in chunks of whole blocks that fit a stack buffer.
+HWY_INLINE size_t I8KeyChunk(size_t dk, size_t c) { return HWY_MIN(kMaxI8RotationBlock, dk - c); }
+
+// Key `lane` of a panel: the key rotated per block and rounded with the rotated row's scale;
+// channel c at byte c % 4 of the lane's word in group c / 4, stored + 128; the scale after the
+// groups. The rotation runs twice (scale, then bytes) rather than keeping a dk-long copy.
+HWY_INLINE void PackI8Key(const float* HWY_RESTRICT k, size_t dk, size_t lane,
+                          uint8_t* HWY_RESTRICT panel) {
+  const size_t block = I8RotationBlock(dk);
+  HWY_ALIGN float rotated[kMaxI8RotationBlock];
+  float max = 0.0f;
+  for (size_t c = 0; c < dk; c += kMaxI8RotationBlock) {
+    const size_t n = I8KeyChunk(dk, c);
+    memcpy(rotated, k + c, n * sizeof(float));
+    RotateI8Blocks(rotated, n, block);
+    max = CombineAbsMax(max, rotated, n);
+  }
+  const I8RowScale s = I8RowScaleOfMax(max);
+  constexpr size_t kGroupBytes = kI8KeyPanel * 4;
+  for (size_t c = 0; c < dk; c += kMaxI8RotationBlock) {
+    const size_t n = I8KeyChunk(dk, c);
+    memcpy(rotated, k + c, n * sizeof(float));
+    RotateI8Blocks(rotated, n, block);
+    int8_t bytes[kMaxI8RotationBlock + 3];
+    RoundRowToI8(rotated, n, s, static_cast<int8_t>(0x80), bytes);
+    memset(bytes + n, 0x80, 3);  // channels past dk in the last group: zeros, + 128
+    for (size_t g = 0; g < n; g += 4) {
+      memcpy(panel + (c + g) / 4 * kGroupBytes + lane * 4, bytes + g, 4);
+    }
+  }
+  memcpy(panel + (dk + 3) / 4 * kGroupBytes + lane * 4, &s.scale, sizeof(float));
+}
+
+// A value row: dk int8 rounded with the row's scale, zeros up to a multiple of kI8ValueAlign,
+// then the scale.
+HWY_INLINE void PackI8Value(const float* HWY_RESTRICT v, size_t dk, uint8_t* HWY_RESTRICT row) {
+  const float scale = QuantizeI8Row(v, dk, reinterpret_cast<int8_t*>(row));
+  const size_t padded = hwy::RoundUpTo(dk, kI8ValueAlign);
+  memset(row + dk, 0, padded - dk);
+  memcpy(row + padded, &scale, sizeof(float));
+}
+
+// A lane past the last key: zeros (stored as 128) of scale zero: score 0, never stored.
+HWY_INLINE void ZeroI8Key(size_t dk, size_t lane, uint8_t* HWY_RESTRICT panel) {
+  constexpr size_t kGroupBytes = kI8KeyPanel * 4;
+  for (size_t g = 0; g < (dk + 3) / 4; ++g) memset(panel + g * kGroupBytes + lane * 4, 128, 4);
+  memset(panel + (dk + 3) / 4 * kGroupBytes + lane * 4, 0, sizeof(float));
+}
+
+// The int8 kernels' AttentionKernel::pack (attention.h): keys [first, first + count) and their
+// values, then the panel's lanes past `stored` keys zeroed.
+inline void PackI8KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t first,
+                             size_t count, size_t stored, size_t dk, void* keys_bytes,
+                             void* values_bytes) {
+  uint8_t* keys = static_cast<uint8_t*>(keys_bytes);
+  uint8_t* values = static_cast<uint8_t*>(values_bytes);
+  const size_t panel_bytes = I8KeysBytes(kI8KeyPanel, dk);
+  const size_t row_bytes = I8ValuesBytes(1, dk);
+  for (size_t t = 0; t < count; ++t) {
+    const size_t key = first + t;
+    PackI8Key(k + t * ldk, dk, key % kI8KeyPanel, keys + key / kI8KeyPanel * panel_bytes);
+    PackI8Value(v + t * ldv, dk, values + key * row_bytes);
+  }
+  for (size_t lane = stored % kI8KeyPanel; lane != 0 && lane < kI8KeyPanel; ++lane) {
+    ZeroI8Key(dk, lane, keys + stored / kI8KeyPanel * panel_bytes);
+  }
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace simd
+}  // namespace edgeattn
+HWY_AFTER_NAMESPACE();
+
+#endif  // EDGEATTN_SIMD_KV_INT8_ROWS_INL_H_

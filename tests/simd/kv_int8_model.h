@@ -1,0 +1,89 @@
+// The int8 K/V format's rotation, rounding and layout (simd/attention_kv.h) in plain scalar code:
+// the model whose bits every target's vector code (simd/kv_int8_rows-inl.h) must reproduce.
+#ifndef EDGEATTN_TESTS_SIMD_KV_INT8_MODEL_H_
+#define EDGEATTN_TESTS_SIMD_KV_INT8_MODEL_H_
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "simd/attention_kv.h"
+
+namespace edgeattn {
+namespace testing_support {
+
+// The butterflies level by level over each block of I8RotationBlock(n) channels.
+inline void ModelRotateI8(float* x, std::size_t n) {
+  const std::size_t block = simd::I8RotationBlock(n);
+  for (std::size_t half = 1; half < block; half *= 2) {
+    for (std::size_t i = 0; i < n; i += 2 * half) {
+      for (std::size_t j = i; j < i + half; ++j) {
+        const float a = x[j], c = x[j + half];
+        x[j] = a + c;
+        x[j + half] = a - c;
+      }
+    }
+  }
+}
+
+// scale = max |x| / 127 (NaN, with every q zero, once a value is not finite; 0 and zeros below
+// kMinI8RowMax) and q = x * (127 / max) rounded to nearest even.
+inline float ModelQuantizeI8(const float* x, std::size_t n, int8_t* q) {
+  float max = 0.0f;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!std::isfinite(x[i])) {
+      std::memset(q, 0, n);
+      return NAN;
+    }
+    max = std::fmax(max, std::fabs(x[i]));
+  }
+  if (max < simd::kMinI8RowMax) max = 0.0f;
+  const float inverse = max == 0.0f ? 0.0f : 127.0f / max;
+  for (std::size_t i = 0; i < n; ++i) q[i] = static_cast<int8_t>(std::nearbyint(x[i] * inverse));
+  return max / 127.0f;
+}
+
+// The bytes a pack of keys and values [0, lk) (rows of dk, strides ldk and ldv) leaves in the
+// int8 layouts: 64-key panels of 4-channel words holding the rotated key's bytes + 128, then the
+// scales (lanes past lk: bytes 128, scale 0); value rows of RoundUp(dk, 16) bytes and the scale.
+struct ModelI8Pack {
+  std::vector<uint8_t> keys, values;
+};
+inline ModelI8Pack ModelPackI8(const float* k, std::size_t ldk, const float* v, std::size_t ldv,
+                               std::size_t lk, std::size_t dk) {
+  const std::size_t groups = (dk + 3) / 4, panel = (groups + 1) * simd::kI8KeyPanel * 4;
+  const std::size_t padded = (dk + simd::kI8ValueAlign - 1) / simd::kI8ValueAlign *
+                             simd::kI8ValueAlign;
+  ModelI8Pack out;
+  out.keys.assign((lk + simd::kI8KeyPanel - 1) / simd::kI8KeyPanel * panel, 128);
+  out.values.assign(lk * (padded + 4), 0);
+  std::vector<float> rotated(dk);
+  std::vector<int8_t> q(dk);
+  for (std::size_t t = 0; t < out.keys.size() / panel * simd::kI8KeyPanel; ++t) {
+    uint8_t* base = out.keys.data() + t / simd::kI8KeyPanel * panel;
+    const std::size_t lane = t % simd::kI8KeyPanel;
+    float scale = 0.0f;
+    if (t < lk) {
+      std::memcpy(rotated.data(), k + t * ldk, dk * sizeof(float));
+      ModelRotateI8(rotated.data(), dk);
+      scale = ModelQuantizeI8(rotated.data(), dk, q.data());
+      for (std::size_t c = 0; c < dk; ++c) {
+        base[c / 4 * simd::kI8KeyPanel * 4 + lane * 4 + c % 4] = static_cast<uint8_t>(q[c] + 128);
+      }
+    }
+    std::memcpy(base + groups * simd::kI8KeyPanel * 4 + lane * 4, &scale, sizeof(float));
+  }
+  for (std::size_t t = 0; t < lk; ++t) {
+    uint8_t* row = out.values.data() + t * (padded + 4);
+    const float scale = ModelQuantizeI8(v + t * ldv, dk, reinterpret_cast<int8_t*>(row));
+    std::memcpy(row + padded, &scale, sizeof(float));
+  }
+  return out;
+}
+
+}  // namespace testing_support
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_TESTS_SIMD_KV_INT8_MODEL_H_
