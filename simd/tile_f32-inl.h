@@ -57,7 +57,7 @@ struct TileShape {
   size_t vecs;
 };
 
-HWY_INLINE TileShape MaxTileShape() {
+HWY_INLINE constexpr TileShape MaxTileShape() {
 #if HWY_TARGET == HWY_SCALAR
   return {4, 4};
 #elif HWY_ARCH_X86 && !EDGEATTN_TARGET_HAS_AVX512
@@ -294,20 +294,23 @@ using TileFn = void (*)(const float*, size_t, const TB*, size_t, size_t, TileIni
                         float*, size_t, size_t, const uint8_t*, size_t);
 
 namespace detail {
+// Only the shapes MatMulTiles asks for, up to the target's largest: every instance is compiled
+// for every target and B type, and they are most of the kernels' compile time.
+inline constexpr size_t kTileVecs = MaxTileShape().vecs;
 template <class TB, bool kPrefetch, size_t... kIdx>
 constexpr auto MakeTileTable(std::index_sequence<kIdx...>) {
-  // Index = (rows - 1) * 4 + (vecs - 1).
+  // Index = (rows - 1) * kTileVecs + (vecs - 1).
   return std::array<TileFn<TB>, sizeof...(kIdx)>{
-      &TileF32<kIdx / 4 + 1, kIdx % 4 + 1, TB, kPrefetch>...};
+      &TileF32<kIdx / kTileVecs + 1, kIdx % kTileVecs + 1, TB, kPrefetch>...};
 }
 }  // namespace detail
 
-// The tile kernel for rows in [1, 8] and vecs in [1, 4].
+// The tile kernel for rows in [1, MaxTileShape().rows] and vecs in [1, MaxTileShape().vecs].
 template <class TB = float, bool kPrefetch = false>
 HWY_INLINE TileFn<TB> GetTileFn(size_t rows, size_t vecs) {
-  static constexpr auto kTable =
-      detail::MakeTileTable<TB, kPrefetch>(std::make_index_sequence<32>());
-  return kTable[(rows - 1) * 4 + (vecs - 1)];
+  static constexpr auto kTable = detail::MakeTileTable<TB, kPrefetch>(
+      std::make_index_sequence<MaxTileShape().rows * detail::kTileVecs>());
+  return kTable[(rows - 1) * detail::kTileVecs + (vecs - 1)];
 }
 
 // C[rows x cols] (+)= A[rows x k] * B[k x cols] for any rows and cols: full tiles of the
