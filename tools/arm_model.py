@@ -67,7 +67,7 @@ SVE_TARGET = {128: "N_SVE2_128", 256: "N_SVE_256", 512: "N_SVE"}
 # does (LLVM 19's Oryon has no bfdot).
 Kernel = collections.namedtuple(
     "Kernel", "label isa obj symbol work step_work block_work marker skip", defaults=(None, ()))
-TILE = "edgeattn::simd::{ns}::TileF32<6ul, 4ul, %s>("
+TILE = "edgeattn::simd::{ns}::TileF32<6ul, 4ul, %s, false>("  # without prefetching
 # Highway 1.0.3's float16_t is the compiler's __fp16 ("half"), Highway 1.4's its own type.
 F16_TILE = " | ".join(TILE % t for t in ("half", "hwy::float16_t"))
 KV = ("edgeattn::simd::{ns}::RunCompactKvAttention<edgeattn::simd::{ns}::I8Kv<"
@@ -99,12 +99,12 @@ KERNELS = [
            "edgeattn::simd::{ns}::I8DotNeon::Panel(", "sdot", 16, 0),
     Kernel("int8 KV scores, NEON int32 mla, a vector of keys (per group of 4 k; % of sdot peak)",
            "neon", "attention_kv.cc.o", KV % "I8DotI32", "mla", 4, 0),
-    Kernel("int8 KV values, NEON, 4 vectors of channels (per key)", "neon", "attention_kv.cc.o",
-           KV % "I8DotI32", "fmla", 4, 0, WIDEN_I8),
+    Kernel("int8 KV values, NEON 6x4 tile, int8 widened (per key)", "neon", "attention_kv.cc.o",
+           TILE % "signed char", "fmla", 24, 0, WIDEN_I8),
     Kernel("int8 KV scores, SVE int32 mla, a vector of keys (per group of 4 k; % of sdot peak)",
            "sve", "attention_kv.cc.o", KV % "I8DotI32", "mla", 4, 0),
-    Kernel("int8 KV values, SVE, 4 vectors of channels (per key)", "sve", "attention_kv.cc.o",
-           KV % "I8DotI32", "fmla", 4, 0, WIDEN_I8),
+    Kernel("int8 KV values, SVE 6x4 tile, int8 widened (per key)", "sve", "attention_kv.cc.o",
+           TILE % "signed char", "fmla", 24, 0, WIDEN_I8),
     # The 16-bit arithmetic KV kernels (attention_arm_half.h), Q K^T and P V alike: 6 rows x 8
     # lanes. fp16 fmla (8 lanes) and bfdot (4 lanes of pairs) are judged per instruction as one
     # fp32 fmla (% of the FMA pipes' issue rate, where these do twice fp32's work).
