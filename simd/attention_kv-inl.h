@@ -105,8 +105,6 @@ struct HalfKv {
 
 using I32Tag = hn::CappedTag<int32_t, 16>;
 
-HWY_INLINE size_t I8Groups(size_t dk) { return (dk + 3) / 4; }
-HWY_INLINE size_t I8PanelBytes(size_t dk) { return (I8Groups(dk) + 1) * kI8KeyPanel * 4; }
 
 // Scores of one row against one panel of 64 int8 keys, from the exact integer dot products:
 // scores[j] = float(dot_j) * key_scale_j * q_scale.

@@ -116,6 +116,12 @@ HWY_INLINE float RotateAndQuantizeRow(float* HWY_RESTRICT x, size_t n, int8_t* H
   return QuantizeI8Row(x, n, q8);
 }
 
+// The int8 key layout (attention_kv.h): groups of 4 channels, each group kI8KeyGroupBytes of the
+// panel's 64 keys, then the keys' scales.
+inline constexpr size_t kI8KeyGroupBytes = kI8KeyPanel * 4;
+HWY_INLINE size_t I8Groups(size_t dk) { return (dk + 3) / 4; }
+HWY_INLINE size_t I8PanelBytes(size_t dk) { return (I8Groups(dk) + 1) * kI8KeyGroupBytes; }
+
 // Keys go through the rotation in chunks of whole blocks that fit a stack buffer.
 HWY_INLINE size_t I8KeyChunk(size_t dk, size_t c) { return HWY_MIN(kMaxI8RotationBlock, dk - c); }
 
@@ -134,7 +140,6 @@ HWY_INLINE void PackI8Key(const float* HWY_RESTRICT k, size_t dk, size_t lane,
     max = CombineAbsMax(max, rotated, n);
   }
   const I8RowScale s = I8RowScaleOfMax(max);
-  constexpr size_t kGroupBytes = kI8KeyPanel * 4;
   for (size_t c = 0; c < dk; c += kMaxI8RotationBlock) {
     const size_t n = I8KeyChunk(dk, c);
     memcpy(rotated, k + c, n * sizeof(float));
@@ -143,10 +148,10 @@ HWY_INLINE void PackI8Key(const float* HWY_RESTRICT k, size_t dk, size_t lane,
     RoundRowToI8(rotated, n, s, static_cast<int8_t>(0x80), bytes);
     memset(bytes + n, 0x80, 3);  // channels past dk in the last group: zeros, + 128
     for (size_t g = 0; g < n; g += 4) {
-      memcpy(panel + (c + g) / 4 * kGroupBytes + lane * 4, bytes + g, 4);
+      memcpy(panel + (c + g) / 4 * kI8KeyGroupBytes + lane * 4, bytes + g, 4);
     }
   }
-  memcpy(panel + (dk + 3) / 4 * kGroupBytes + lane * 4, &s.scale, sizeof(float));
+  memcpy(panel + I8Groups(dk) * kI8KeyGroupBytes + lane * 4, &s.scale, sizeof(float));
 }
 
 // A value row: dk int8 rounded with the row's scale, zeros up to a multiple of kI8ValueAlign,
@@ -160,9 +165,8 @@ HWY_INLINE void PackI8Value(const float* HWY_RESTRICT v, size_t dk, uint8_t* HWY
 
 // A lane past the last key: zeros (stored as 128) of scale zero: score 0, never stored.
 HWY_INLINE void ZeroI8Key(size_t dk, size_t lane, uint8_t* HWY_RESTRICT panel) {
-  constexpr size_t kGroupBytes = kI8KeyPanel * 4;
-  for (size_t g = 0; g < (dk + 3) / 4; ++g) memset(panel + g * kGroupBytes + lane * 4, 128, 4);
-  memset(panel + (dk + 3) / 4 * kGroupBytes + lane * 4, 0, sizeof(float));
+  for (size_t g = 0; g < I8Groups(dk); ++g) memset(panel + g * kI8KeyGroupBytes + lane * 4, 128, 4);
+  memset(panel + I8Groups(dk) * kI8KeyGroupBytes + lane * 4, 0, sizeof(float));
 }
 
 // The int8 kernels' AttentionKernel::pack (attention.h): keys [first, first + count) and their
@@ -172,7 +176,7 @@ inline void PackI8KeysValues(const float* k, size_t ldk, const float* v, size_t 
                              void* values_bytes) {
   uint8_t* keys = static_cast<uint8_t*>(keys_bytes);
   uint8_t* values = static_cast<uint8_t*>(values_bytes);
-  const size_t panel_bytes = I8KeysBytes(kI8KeyPanel, dk);
+  const size_t panel_bytes = I8PanelBytes(dk);
   const size_t row_bytes = I8ValuesBytes(1, dk);
   for (size_t t = 0; t < count; ++t) {
     const size_t key = first + t;
