@@ -163,10 +163,14 @@ HWY_INLINE void PackI8Value(const float* HWY_RESTRICT v, size_t dk, uint8_t* HWY
   memcpy(row + padded, &scale, sizeof(float));
 }
 
-// A lane past the last key: zeros (stored as 128) of scale zero: score 0, never stored.
-HWY_INLINE void ZeroI8Key(size_t dk, size_t lane, uint8_t* HWY_RESTRICT panel) {
-  for (size_t g = 0; g < I8Groups(dk); ++g) memset(panel + g * kI8KeyGroupBytes + lane * 4, 128, 4);
-  memset(panel + I8Groups(dk) * kI8KeyGroupBytes + lane * 4, 0, sizeof(float));
+// Lanes [lane, kI8KeyPanel) of a panel, past the last key: zeros (stored as 128) of scale zero,
+// score 0, never stored. They are contiguous in each group: one fill per group.
+HWY_INLINE void ZeroI8KeysFrom(size_t dk, size_t lane, uint8_t* HWY_RESTRICT panel) {
+  const size_t bytes = (kI8KeyPanel - lane) * 4;
+  for (size_t g = 0; g < I8Groups(dk); ++g) {
+    memset(panel + g * kI8KeyGroupBytes + lane * 4, 128, bytes);
+  }
+  memset(panel + I8Groups(dk) * kI8KeyGroupBytes + lane * 4, 0, bytes);
 }
 
 // The int8 kernels' AttentionKernel::pack (attention.h): keys [first, first + count) and their
@@ -183,8 +187,8 @@ inline void PackI8KeysValues(const float* k, size_t ldk, const float* v, size_t 
     PackI8Key(k + t * ldk, dk, key % kI8KeyPanel, keys + key / kI8KeyPanel * panel_bytes);
     PackI8Value(v + t * ldv, dk, values + key * row_bytes);
   }
-  for (size_t lane = stored % kI8KeyPanel; lane != 0 && lane < kI8KeyPanel; ++lane) {
-    ZeroI8Key(dk, lane, keys + stored / kI8KeyPanel * panel_bytes);
+  if (stored % kI8KeyPanel != 0) {
+    ZeroI8KeysFrom(dk, stored % kI8KeyPanel, keys + stored / kI8KeyPanel * panel_bytes);
   }
 }
 
