@@ -19,6 +19,7 @@
 #include "simd/attention_bf16dot.h"
 #include "simd/attention_kv.h"
 #include "simd/gemm_f32.h"
+#include "simd/panel_tails-inl.h"
 #include "simd/partial_vector-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -113,11 +114,10 @@ HWY_INLINE void PackHalfKeysValues(const float* k, size_t ldk, const float* v, s
   }
   // Lanes past the last key and the values' tail are read (never stored): keep them zero.
   if (stored % kGemmPanelWidth != 0) {
+    const size_t row_bytes = kGemmPanelWidth * sizeof(uint16_t);
     uint16_t* panel = keys + (stored / kGemmPanelWidth) * dk * kGemmPanelWidth;
-    const size_t lanes = kGemmPanelWidth - stored % kGemmPanelWidth;
-    for (size_t c = 0; c < dk; ++c) {
-      memset(panel + c * kGemmPanelWidth + stored % kGemmPanelWidth, 0, lanes * sizeof(uint16_t));
-    }
+    FillRowTails(reinterpret_cast<uint8_t*>(panel), dk, row_bytes,
+                 stored % kGemmPanelWidth * sizeof(uint16_t), row_bytes, 0);
   }
   memset(values + stored * dk, 0, HalfValuesTail(dk) * sizeof(uint16_t));
 }
@@ -191,12 +191,10 @@ HWY_INLINE void PackBf16PairKeysValues(const float* k, size_t ldk, const float* 
   // Key lanes past the last position are scored (never stored), and an odd last position's
   // partner in its value row is read: keep both zero.
   if (stored % kBf16DotKeyPanel != 0) {
-    uint16_t* panel = keys + stored / kBf16DotKeyPanel * Bf16DotKeyPanelElements(dk);
-    const size_t lane = stored % kBf16DotKeyPanel;
-    for (size_t pair = 0; pair < Bf16DotKeyPairs(dk); ++pair) {
-      memset(panel + pair * kBf16DotKeyPanel * 2 + lane * 2, 0,
-             (kBf16DotKeyPanel - lane) * 2 * sizeof(uint16_t));
-    }
+    const size_t row_bytes = kBf16DotKeyPanel * 2 * sizeof(uint16_t);
+    FillRowTails(reinterpret_cast<uint8_t*>(keys + stored / kBf16DotKeyPanel *
+                                                       Bf16DotKeyPanelElements(dk)),
+                 Bf16DotKeyPairs(dk), row_bytes, stored % kBf16DotKeyPanel * 4, row_bytes, 0);
   }
   if (stored % 2 != 0) {
     uint16_t* pair_row = values + stored / 2 * Bf16DotValuePairRowElements(dk);

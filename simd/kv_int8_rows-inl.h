@@ -19,6 +19,7 @@
 
 #include "hwy/highway.h"
 #include "simd/attention_kv.h"
+#include "simd/panel_tails-inl.h"
 #include "simd/partial_vector-inl.h"
 #include "simd/quantize-inl.h"
 
@@ -164,13 +165,11 @@ HWY_INLINE void PackI8Value(const float* HWY_RESTRICT v, size_t dk, uint8_t* HWY
 }
 
 // Lanes [lane, kI8KeyPanel) of a panel, past the last key: zeros (stored as 128) of scale zero,
-// score 0, never stored. They are contiguous in each group: one fill per group.
+// score 0, never stored.
 HWY_INLINE void ZeroI8KeysFrom(size_t dk, size_t lane, uint8_t* HWY_RESTRICT panel) {
-  const size_t bytes = (kI8KeyPanel - lane) * 4;
-  for (size_t g = 0; g < I8Groups(dk); ++g) {
-    memset(panel + g * kI8KeyGroupBytes + lane * 4, 128, bytes);
-  }
-  memset(panel + I8Groups(dk) * kI8KeyGroupBytes + lane * 4, 0, bytes);
+  FillRowTails(panel, I8Groups(dk), kI8KeyGroupBytes, lane * 4, kI8KeyGroupBytes, 0x8080);
+  FillRowTails(panel + I8Groups(dk) * kI8KeyGroupBytes, 1, kI8KeyGroupBytes, lane * 4,
+               kI8KeyGroupBytes, 0);
 }
 
 // The int8 kernels' AttentionKernel::pack (attention.h): keys [first, first + count) and their
