@@ -328,8 +328,8 @@ struct ArmHalfKv {
   }
 
   static void AccumulateValues(const AttentionHeadArgs& args, const float* HWY_RESTRICT p,
-                               size_t rows, size_t t0, size_t keys, float* HWY_RESTRICT acc,
-                               size_t ldacc) {
+                               size_t rows, size_t t0, size_t keys, size_t /*prefetch_end*/,
+                               float* HWY_RESTRICT acc, size_t ldacc) {
     const HalfRows half = HalfRowsAfter(acc, ldacc, args.dk);
     RoundRows<typename Dot::Rounding>(p, kAttentionKeyTile, rows, keys, hwy::RoundUpTo(keys, 8), half.p,
                            kAttentionKeyTile);

@@ -1,8 +1,5 @@
 #include "simd/attention_bf16dot.h"
 
-#include <string.h>
-
-
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "simd/attention_bf16dot.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep

@@ -71,6 +71,10 @@ struct QueryBlock {
   size_t ldq8;
   float q8_scale[kAttentionMaxBlockRows];
   int32_t q8_sum[kAttentionMaxBlockRows];
+  // Keys and values below this position are worth asking into L2 ahead of their reads
+  // (kPrefetchKv): the visible ones in a call of one block, as a decode step's, which reads them
+  // once from L3; 0 in longer calls, whose later blocks find the head's keys and values in L2.
+  size_t prefetch_end;
 };
 
 // bf16 / fp16 keys and values: the fp32 tile kernel with 16-bit B, widened in registers.
@@ -90,8 +94,8 @@ struct HalfKv {
   }
 
   static void AccumulateValues(const AttentionHeadArgs& args, const float* HWY_RESTRICT p,
-                               size_t rows, size_t t0, size_t keys, float* HWY_RESTRICT acc,
-                               size_t ldacc) {
+                               size_t rows, size_t t0, size_t keys, size_t /*prefetch_end*/,
+                               float* HWY_RESTRICT acc, size_t ldacc) {
     const T* values = static_cast<const T*>(args.values) + t0 * args.dk;
     MatMulTiles<T>(p, kAttentionKeyTile, rows, values, args.dk, keys, args.dk,
                    TileInit::kAccumulate, nullptr, acc, ldacc);
@@ -244,11 +248,12 @@ struct I8Kv {
                      size_t keys, float* HWY_RESTRICT scores) {
     const uint8_t* base = static_cast<const uint8_t*>(args.keys);
     const size_t panel_bytes = I8PanelBytes(args.dk);
-    const size_t size = I8KeysBytes(args.lk, args.dk);
+    const size_t size = I8KeysBytes(q.prefetch_end, args.dk);
     for (size_t r = 0; r < rows; ++r) {
       for (size_t p0 = 0; p0 < keys; p0 += kI8KeyPanel) {
         const size_t panel = (t0 + p0) / kI8KeyPanel;
-        // Two panels on (8.5 KiB at dk 64), once per block: a step's latency from L3 is covered.
+        // Two panels on (8.5 KiB at dk 64), with the block's first row: a step's latency from
+        // L3 is covered.
         const size_t ahead = (panel + kI8PanelsAhead) * panel_bytes;
         Dot::Panel(q.q8 + r * q.ldq8, q.q8_sum[r], q.q8_scale[r], base + panel * panel_bytes,
                    args.dk, scores + r * kAttentionKeyTile + p0,
@@ -262,19 +267,20 @@ struct I8Kv {
   // p is the tile's scratch): the products p_j scale_j and the fused multiply-adds in key order
   // are those of scaling each value row instead.
   static void AccumulateValues(const AttentionHeadArgs& args, float* HWY_RESTRICT p, size_t rows,
-                               size_t t0, size_t keys, float* HWY_RESTRICT acc, size_t ldacc) {
+                               size_t t0, size_t keys, size_t prefetch_end,
+                               float* HWY_RESTRICT acc, size_t ldacc) {
     const size_t padded = hwy::RoundUpTo(args.dk, kI8ValueAlign);
-    const size_t row_bytes = padded + sizeof(float);
+    const size_t row_bytes = I8ValuesBytes(1, args.dk);
     const uint8_t* values = static_cast<const uint8_t*>(args.values) + t0 * row_bytes;
     HWY_ALIGN float scales[kAttentionKeyTile];
     for (size_t j = 0; j < keys; ++j) {
       memcpy(&scales[j], values + j * row_bytes + padded, sizeof(float));
     }
     for (size_t r = 0; r < rows; ++r) MulRowF32(p + r * kAttentionKeyTile, scales, keys);
-    // The next tile's values, a line per key as these are read.
+    // The next tile's values, spread over this tile's k steps (MatMulTiles), the rest after them.
     const size_t next = (t0 + kAttentionKeyTile) * row_bytes;
-    const size_t next_end = HWY_MIN(next + kAttentionKeyTile * row_bytes, args.lk * row_bytes);
-    const uint8_t* ahead = KvAhead(args.values, next, next_end, args.lk * row_bytes);
+    const size_t next_end = HWY_MIN(next + kAttentionKeyTile * row_bytes, prefetch_end * row_bytes);
+    const uint8_t* ahead = KvAhead(args.values, next, next_end, prefetch_end * row_bytes);
     MatMulTiles<int8_t>(p, kAttentionKeyTile, rows, reinterpret_cast<const int8_t*>(values),
                         row_bytes, keys, args.dk, TileInit::kAccumulate, nullptr, acc, ldacc,
                         ahead, ahead != nullptr ? next_end - next : 0);
@@ -373,6 +379,7 @@ HWY_NOINLINE void RunCompactKvAttention(const AttentionHeadArgs& args, size_t q_
   for (size_t i0 = q_begin; i0 < q_end; i0 += rows_per_block) {
     const size_t rows = HWY_MIN(rows_per_block, q_end - i0);
     const size_t lk_block = args.mask.VisibleEnd(i0 + rows - 1, args.lk);
+    q.prefetch_end = q_end - q_begin <= rows_per_block ? lk_block : 0;
     const size_t t_begin = args.mask.VisibleBegin(i0) / kAttentionKeyTile * kAttentionKeyTile;
     for (size_t r = 0; r < rows; ++r) {
       PrepareQueryRow<Kv>(args, i0 + r, r, q);
@@ -401,7 +408,7 @@ HWY_NOINLINE void RunCompactKvAttention(const AttentionHeadArgs& args, size_t q_
         if (correction != 1.0f) ScaleRowF32(acc + r * ldacc, dk, correction);
         row_max[r] = new_max;
       }
-      Kv::AccumulateValues(args, scores, rows, t0, keys, acc, ldacc);
+      Kv::AccumulateValues(args, scores, rows, t0, keys, q.prefetch_end, acc, ldacc);
     }
     for (size_t r = 0; r < rows; ++r) {
       if (row_sum[r] != row_sum[r]) row_bad[r] = true;

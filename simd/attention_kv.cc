@@ -1,7 +1,6 @@
 #include "simd/attention_kv.h"
 
 #include <math.h>
-#include <string.h>
 
 #include "simd/gemm_f32.h"
 #include "simd/vector_width.h"

@@ -2,7 +2,9 @@
 // two 16-bit layouts: the fp32 kernel's (attention_kv.h: bf16kv_*, f16kv_*) and the bf16 pair
 // layout of the vdpbf16ps / AMX kernels (attention_bf16dot.h). The rounding is half_float.h's,
 // bit for bit, in vectors: to nearest even, NaN kept quiet with its sign, fp16 overflow to
-// infinity and its subnormals exact.
+// infinity and its subnormals exact. Unlike the scalar code, the vectors compute every case on
+// every lane: a signaling NaN or an inexact addition raises its floating-point exception flag
+// (never a trap unless the app enables them).
 
 #if defined(EDGEATTN_SIMD_KV_HALF_ROWS_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EDGEATTN_SIMD_KV_HALF_ROWS_INL_H_

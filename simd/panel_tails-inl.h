@@ -23,8 +23,9 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 // Bytes [from, row_bytes) of `rows` rows, `stride` bytes apart from `base`, become the 16-bit
-// pattern `fill`: whole vectors read, blended and written back (the rows are the caller's
-// alone), a partial one at a row's end. from, row_bytes and stride are even.
+// pattern `fill`: the vector holding `from` read, blended and written back (the rows are the
+// caller's alone), the rest stored; a partial vector at a row's end. from, row_bytes and stride
+// are even.
 HWY_INLINE void FillRowTails(uint8_t* base, size_t rows, size_t stride, size_t from,
                              size_t row_bytes, uint16_t fill) {
   const hn::ScalableTag<uint16_t> d;
@@ -33,12 +34,13 @@ HWY_INLINE void FillRowTails(uint8_t* base, size_t rows, size_t stride, size_t f
   const auto fills = hn::Set(d, fill);
   for (size_t r = 0; r < rows; ++r) {
     uint16_t* row = reinterpret_cast<uint16_t*>(base + r * stride);
-    for (size_t j = first / N * N; j < end; j += N) {
-      const auto keep = hn::Lt(hn::Iota(d, static_cast<uint16_t>(j)),
-                               hn::Set(d, static_cast<uint16_t>(first)));
-      StorePartial(d, hn::IfThenElse(keep, LoadPartial(d, row + j, end - j), fills), row + j,
-                   end - j);
+    size_t j = first / N * N;
+    if (j < first) {
+      const auto kept = LoadPartial(d, row + j, end - j);
+      StorePartial(d, hn::IfThenElse(hn::FirstN(d, first - j), kept, fills), row + j, end - j);
+      j += N;
     }
+    for (; j < end; j += N) StorePartial(d, fills, row + j, end - j);
   }
 }
 

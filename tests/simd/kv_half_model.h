@@ -8,9 +8,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "simd/attention_bf16dot.h"
-#include "simd/attention_kv.h"
-#include "simd/gemm_f32.h"
 #include "simd/half_float.h"
 
 namespace edgeattn {
@@ -33,9 +30,7 @@ ModelHalfPack ModelPackHalf(const float* k, const float* v, std::size_t ld, std:
   ModelHalfPack pack{std::vector<uint8_t>(keys_bytes, 0), std::vector<uint8_t>(values_bytes, 0)};
   for (std::size_t t = 0; t < lk; ++t) {
     for (std::size_t c = 0; c < dk; ++c) {
-      const std::size_t panel = t / simd::kGemmPanelWidth * dk * simd::kGemmPanelWidth;
-      StoreBits(pack.keys, panel + c * simd::kGemmPanelWidth + t % simd::kGemmPanelWidth,
-                kRound(k[t * ld + c]));
+      StoreBits(pack.keys, t / 64 * dk * 64 + c * 64 + t % 64, kRound(k[t * ld + c]));
       StoreBits(pack.values, t * dk + c, kRound(v[t * ld + c]));
     }
   }
@@ -48,14 +43,12 @@ inline ModelHalfPack ModelPackBf16Pairs(const float* k, const float* v, std::siz
                                         std::size_t lk, std::size_t dk, std::size_t keys_bytes,
                                         std::size_t values_bytes) {
   ModelHalfPack pack{std::vector<uint8_t>(keys_bytes, 0), std::vector<uint8_t>(values_bytes, 0)};
-  const std::size_t panel_elements = simd::Bf16DotKeyPanelElements(dk);
-  const std::size_t row_elements = simd::Bf16DotValuePairRowElements(dk);
+  // Spelled out here rather than taken from the layout's helpers, which the pack uses.
+  const std::size_t panel_elements = (dk + 1) / 2 * 64 * 2;
+  const std::size_t row_elements = 2 * ((dk + 15) / 16 * 16);
   for (std::size_t t = 0; t < lk; ++t) {
     for (std::size_t c = 0; c < dk; ++c) {
-      const std::size_t lane = t % simd::kBf16DotKeyPanel;
-      StoreBits(pack.keys,
-                t / simd::kBf16DotKeyPanel * panel_elements +
-                    c / 2 * simd::kBf16DotKeyPanel * 2 + lane * 2 + c % 2,
+      StoreBits(pack.keys, t / 64 * panel_elements + c / 2 * 64 * 2 + t % 64 * 2 + c % 2,
                 simd::Bf16FromF32(k[t * ld + c]));
       StoreBits(pack.values, t / 2 * row_elements + 2 * c + t % 2,
                 simd::Bf16FromF32(v[t * ld + c]));

@@ -1,6 +1,7 @@
 // The bf16 / fp16 rounding of K/V rows and the two 16-bit packings (simd/kv_half_rows-inl.h) on
 // every compiled target, bit for bit against half_float.h's scalar rounding and a scalar model
 // of the layouts (kv_half_model.h).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -55,15 +56,17 @@ void TestHalfRowsMatchScalar() {
     std::vector<float> x = RandomNormal(n, 300 + n, 1.0f);
     for (size_t i = 0; i < n; ++i) x[i] = std::ldexp(x[i], static_cast<int>(i * 7 % 61) - 30);
     for (size_t i = 0; i < edges.size(); ++i) x[(i * 5 + n) % n] = edges[i];
-    std::vector<uint16_t> bf16(n + 8, 0xABCD), f16(n + 8, 0xABCD);
+    // Guards of a whole widest vector past n: a full store there shows.
+    const size_t guard = HWY_MAX_BYTES / sizeof(uint16_t);
+    std::vector<uint16_t> bf16(n + guard, 0xABCD), f16(n + guard, 0xABCD);
     simd::HWY_NAMESPACE::RoundRowToHalf<simd::HWY_NAMESPACE::Bf16Rows>(x.data(), n, bf16.data());
     simd::HWY_NAMESPACE::RoundRowToHalf<simd::HWY_NAMESPACE::F16Rows>(x.data(), n, f16.data());
     for (size_t i = 0; i < n; ++i) {
       ASSERT_EQ(bf16[i], simd::Bf16FromF32(x[i])) << "bf16 of bits " << simd::FloatBits(x[i]);
       ASSERT_EQ(f16[i], simd::F16FromF32(x[i])) << "fp16 of bits " << simd::FloatBits(x[i]);
     }
-    for (size_t i = n; i < n + 8; ++i) ASSERT_EQ(bf16[i], 0xABCD) << i;
-    for (size_t i = n; i < n + 8; ++i) ASSERT_EQ(f16[i], 0xABCD) << i;
+    for (size_t i = n; i < n + guard; ++i) ASSERT_EQ(bf16[i], 0xABCD) << i;
+    for (size_t i = n; i < n + guard; ++i) ASSERT_EQ(f16[i], 0xABCD) << i;
   }
 }
 
@@ -71,32 +74,43 @@ using PackFn = void (*)(const float*, size_t, const float*, size_t, size_t, size
                         size_t, void*, void*);
 
 // A pack leaves the model's bytes: keys and values appended in three calls (a cache's prefill,
-// an odd single position, the rest), strided rows, a second panel partly filled, dk past the
-// pack's 256-channel chunks, edge values; the buffers start as garbage, so a byte the pack
-// should write and does not shows.
+// an odd single position, the rest), then positions rewritten inside the stored ones with new
+// rows (a ring's slots: one odd position alone, a pair), with even and odd lengths, strided rows,
+// a last panel partly filled, dk past the pack's 256-channel chunks (even and odd), edge values;
+// the buffers start as garbage, so a byte the pack should write and does not shows.
 template <class Model>
 void CheckPackMatchesModel(const char* what, PackFn pack, size_t keys_bytes(size_t, size_t),
                            size_t values_bytes(size_t, size_t), const Model& model) {
   const std::vector<float> edges = EdgeValues();
-  for (size_t dk : {1, 2, 3, 17, 63, 64, 96, 129, 300}) {
-    SCOPED_TRACE(testing::Message() << what << " dk=" << dk);
-    const size_t lk = 70, ld = dk + 5;
-    std::vector<float> k = RandomNormal(lk * ld, 80 + dk, 1.5f);
-    std::vector<float> v = RandomNormal(lk * ld, 90 + dk, 1.5f);
-    for (size_t i = 0; i < edges.size(); ++i) {
-      k[(i * 37) % (lk * ld)] = edges[i];
-      v[(i * 41 + 3) % (lk * ld)] = edges[i];
+  for (size_t lk : {70, 71, 97, 129}) {
+    for (size_t dk : {1, 2, 3, 17, 63, 64, 96, 129, 257, 300, 301}) {
+      SCOPED_TRACE(testing::Message() << what << " lk=" << lk << " dk=" << dk);
+      const size_t ld = dk + 5, split = 32 + lk % 2;
+      std::vector<float> k = RandomNormal(lk * ld, 80 + dk, 1.5f);
+      std::vector<float> v = RandomNormal(lk * ld, 90 + dk, 1.5f);
+      for (size_t i = 0; i < edges.size(); ++i) {
+        k[(i * 37) % (lk * ld)] = edges[i];
+        v[(i * 41 + 3) % (lk * ld)] = edges[i];
+      }
+      std::vector<uint8_t> keys(keys_bytes(lk, dk), 0xCD), values(values_bytes(lk, dk), 0xCD);
+      const auto append = [&](size_t first, size_t count, size_t stored) {
+        pack(k.data() + first * ld, ld, v.data() + first * ld, ld, first, count, stored, dk,
+             keys.data(), values.data());
+      };
+      append(0, split, split);
+      append(split, 1, split + 1);
+      append(split + 1, lk - split - 1, lk);
+      const std::vector<float> k2 = RandomNormal(3 * ld, 95 + dk, 2.0f);
+      const std::vector<float> v2 = RandomNormal(3 * ld, 97 + dk, 2.0f);
+      std::copy(k2.begin(), k2.end(), k.begin() + 9 * ld);  // positions 9 (odd), 10 and 11
+      std::copy(v2.begin(), v2.end(), v.begin() + 9 * ld);
+      append(9, 1, lk);
+      append(10, 2, lk);
+      const testing_support::ModelHalfPack want =
+          model(k.data(), v.data(), ld, lk, dk, keys.size(), values.size());
+      ASSERT_EQ(keys, want.keys);
+      ASSERT_EQ(values, want.values);
     }
-    std::vector<uint8_t> keys(keys_bytes(lk, dk), 0xCD), values(values_bytes(lk, dk), 0xCD);
-    pack(k.data(), ld, v.data(), ld, 0, 32, 32, dk, keys.data(), values.data());
-    pack(k.data() + 32 * ld, ld, v.data() + 32 * ld, ld, 32, 1, 33, dk, keys.data(),
-         values.data());
-    pack(k.data() + 33 * ld, ld, v.data() + 33 * ld, ld, 33, lk - 33, lk, dk, keys.data(),
-         values.data());
-    const testing_support::ModelHalfPack want =
-        model(k.data(), v.data(), ld, lk, dk, keys.size(), values.size());
-    ASSERT_EQ(keys, want.keys);
-    ASSERT_EQ(values, want.values);
   }
 }
 
