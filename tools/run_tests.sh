@@ -14,11 +14,8 @@
 #   and the kernel tests per target and vector length (tools/test_arm.sh; the library has every
 #   target, the tests leave out SVE_256, which only the by-hand --wide run reaches);
 # - a clang-19 aarch64 cross build against Highway 1.4.0 (run-time dispatch checked on every
-#   model) and its kernel tests on qemu's max model, which has every target and int8 kernel of
-#   that build, each test forcing its variant (tools/test_arm.sh --clang; the tests leave out
-#   SVE_256 and SVE2_128, which max at 512 bits does not reach). Left out for time: the same
-#   tests on neoverse-n1, a CPU without BF16 (by hand: tools/test_arm.sh --clang neoverse-n1;
-#   the g++ build's kernel tests run there and on cortex-a53);
+#   model) and its kernel tests on two models (tools/test_arm.sh --clang; the tests leave out
+#   SVE_256 and SVE2_128, which neither model reaches);
 # - a report: the aarch64 sizes of the phone and all EDGEATTN_TARGETS choices;
 # - a report, not a pass/fail check: llvm-mca's model of the ARM kernels' loops per core.
 set -euo pipefail

@@ -17,13 +17,9 @@
 #   tools/test_arm.sh [--wide]    g++ and Debian's Highway 1.0.3 (preset aarch64)
 #   tools/test_arm.sh --clang     clang-19 + lld and Highway 1.4.0 from source (preset
 #                                 aarch64-clang), as an Android NDK build: only the kernel tests,
-#                                 on max, which reaches every target the build has (NEON_BF16,
-#                                 NEON, NEON_WITHOUT_AES) and every int8 kernel (dot product and
-#                                 i16), so each variant runs forced; built without the fixed-width
-#                                 SVE targets (SVE_256, SVE2_128) max does not reach; the g++
-#                                 build runs the rest. neoverse-n1 (NEON with the dot product, the
-#                                 most common phone class) runs by hand: --clang neoverse-n1
-#   tools/test_arm.sh --clang CPU the same build's kernel tests on that qemu CPU model instead
+#                                 on two models whose targets and int8 kernels differ
+#                                 (neoverse-n1, max), built without the fixed-width SVE targets
+#                                 (SVE_256, SVE2_128) neither reaches; the g++ build runs the rest
 #   tools/test_arm.sh --clang --all   the whole clang build: the suite on neoverse-n1, the kernel
 #                                     tests on the other five models
 #   tools/test_arm.sh --clang-suites  the whole suite of clang-14's build (preset aarch64-clang14,
@@ -57,8 +53,7 @@ case "${1:-}" in
     ;;
   --clang)
     presets=(aarch64-clang)
-    kernel_runs=(max '')
-    [[ "${2:-}" = --all || -z "${2:-}" ]] || kernel_runs=("$2" '')
+    kernel_runs=(neoverse-n1 '' max '')
     # ctest's list (discovered on 512-bit SVE) holds no fixed-width SVE target.
     tests_skip='HWY_SVE_256|HWY_SVE2_128'
     if [ "${2:-}" = --all ]; then
