@@ -18,8 +18,8 @@
 #include "simd/attention.h"
 #include "simd/attention_arm_half.h"
 #include "simd/attention_kv-inl.h"
-#include "simd/half_float.h"
 #include "simd/highway_compat.h"
+#include "simd/kv_half_rows-inl.h"
 
 // NEON registers inside the NEON and SVE targets (every SVE core has them). g++ on Linux
 // compiles the instructions per function (target attributes below) and checks the CPU with
@@ -130,7 +130,7 @@ HWY_INLINE void StepF16(const uint16_t* b0, const float16x8_t (&a)[R], float16x8
 
 // Q K^T and P V in fp16 fused multiply-adds, kF16Chunk steps per fp16 sum.
 struct F16Fma {
-  static constexpr uint16_t (*kRound)(float) = &F16FromF32;
+  using Rounding = F16Rows;  // kv_half_rows-inl.h
 
   // out[r][0, 8) (stride ldo) = (accumulate ? out[r] : 0) + sum over steps s < count of
   // a[r][s] * b[s * ldb, +8). a: R rows of fp16, stride lda, readable in whole chunks (zero
@@ -205,7 +205,7 @@ HWY_INLINE void StepBfdot(const uint16x8_t (&x)[2], const bfloat16x8_t (&a)[R],
 
 // Q K^T and P V in BFDOT, steps in pairs.
 struct Bfdot {
-  static constexpr uint16_t (*kRound)(float) = &Bf16FromF32;
+  using Rounding = Bf16Rows;
 
   // As F16Fma::Tile, a in bf16 readable in whole vectors of 8 (zero past count); an odd last
   // step pairs with zeros.
@@ -260,13 +260,14 @@ inline HalfRows HalfRowsAfter(float* accumulators, size_t ldacc, size_t dk) {
   return {base, ldq, base + kAttentionMaxBlockRows * ldq};
 }
 
-// rows x n fp32 values (stride ld) rounded by Round into 16-bit rows (stride ld16), zero from n
-// to `used`.
-template <uint16_t (*Round)(float)>
+// rows x n fp32 values (stride ld) rounded by Rounding into 16-bit rows (stride ld16), zero
+// from n to `used`.
+template <class Rounding>
 void RoundRows(const float* x, size_t ld, size_t rows, size_t n, size_t used, uint16_t* x16,
                size_t ld16) {
   for (size_t r = 0; r < rows; ++r) {
-    for (size_t c = 0; c < used; ++c) x16[r * ld16 + c] = c < n ? Round(x[r * ld + c]) : 0;
+    RoundRowToHalf<Rounding>(x + r * ld, n, x16 + r * ld16);
+    memset(x16 + r * ld16 + n, 0, (used - n) * sizeof(uint16_t));
   }
 }
 
@@ -315,7 +316,7 @@ struct ArmHalfKv {
     // The accumulators follow the queries, the int8 copy and the scores (attention_kv-inl.h).
     float* acc = q.q + kAttentionMaxBlockRows * (q.ldq + q.ldq8 / sizeof(float) + kAttentionKeyTile);
     const HalfRows half = HalfRowsAfter(acc, q.ldq, args.dk);
-    RoundRows<Dot::kRound>(q.q, q.ldq, rows, args.dk, half.ldq, half.q, half.ldq);
+    RoundRows<typename Dot::Rounding>(q.q, q.ldq, rows, args.dk, half.ldq, half.q, half.ldq);
     // Whole panels of 64 lanes: lanes past the last key are zero (never stored).
     for (size_t p0 = 0; p0 < keys; p0 += kGemmPanelWidth) {
       const uint16_t* panel = static_cast<const uint16_t*>(args.keys) + (t0 + p0) * args.dk;
@@ -330,7 +331,7 @@ struct ArmHalfKv {
                                size_t rows, size_t t0, size_t keys, float* HWY_RESTRICT acc,
                                size_t ldacc) {
     const HalfRows half = HalfRowsAfter(acc, ldacc, args.dk);
-    RoundRows<Dot::kRound>(p, kAttentionKeyTile, rows, keys, hwy::RoundUpTo(keys, 8), half.p,
+    RoundRows<typename Dot::Rounding>(p, kAttentionKeyTile, rows, keys, hwy::RoundUpTo(keys, 8), half.p,
                            kAttentionKeyTile);
     // Channel blocks of 8 read past a row's dk into the next row, and the last row's into the
     // values' zeroed tail (to a multiple of 16); those lanes land in the accumulators' padding.

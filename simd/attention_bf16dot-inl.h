@@ -27,16 +27,13 @@
 #include "simd/attention_mask-inl.h"
 #include "simd/cpu_features.h"
 #include "simd/highway_compat.h"
+#include "simd/kv_half_rows-inl.h"
 #include "simd/online_softmax_rows-inl.h"
 #include "simd/softmax-inl.h"
 
 namespace edgeattn {
 namespace simd {
 // The target-independent parts of the kernel's contract (attention_bf16dot.cc).
-size_t Bf16DotKeysBytes(size_t lk, size_t dk);
-size_t Bf16DotValuesBytes(size_t lk, size_t dk);
-void PackBf16DotKeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t first,
-                           size_t count, size_t stored, size_t dk, void* keys, void* values);
 size_t Bf16DotAttentionScratch(size_t dk);
 size_t Bf16AmxAttentionScratch(size_t dk);
 }  // namespace simd

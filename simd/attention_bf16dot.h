@@ -47,6 +47,21 @@ std::vector<const AttentionKernel*> Bf16DotAttentionKernels();
 inline constexpr size_t kBf16DotKeyPanel = 64;
 inline constexpr size_t kBf16DotValueAlign = 16;
 
+// The layout's arithmetic: key pairs (rows of a key panel), bf16 elements per key panel, value
+// channels per pair row (a multiple of kBf16DotValueAlign) and bf16 elements per pair row.
+inline size_t Bf16DotKeyPairs(size_t dk) { return (dk + 1) / 2; }
+inline size_t Bf16DotKeyPanelElements(size_t dk) {
+  return Bf16DotKeyPairs(dk) * kBf16DotKeyPanel * 2;
+}
+inline size_t Bf16DotValueChannels(size_t dk) {
+  return (dk + kBf16DotValueAlign - 1) / kBf16DotValueAlign * kBf16DotValueAlign;
+}
+inline size_t Bf16DotValuePairRowElements(size_t dk) { return 2 * Bf16DotValueChannels(dk); }
+
+// Bytes of lk positions' keys and values in the layouts above (one head).
+size_t Bf16DotKeysBytes(size_t lk, size_t dk);
+size_t Bf16DotValuesBytes(size_t lk, size_t dk);
+
 // Query rows per block of the AMX kernel (a tile's rows).
 inline constexpr size_t kBf16AmxRows = 16;
 

@@ -30,16 +30,13 @@
 #include "simd/attention_mask-inl.h"
 #include "simd/cpu_features.h"
 #include "simd/highway_compat.h"
+#include "simd/kv_half_rows-inl.h"
 #include "simd/softmax-inl.h"
 
 namespace edgeattn {
 namespace simd {
-// The f16kv layout's sizes and pack (attention_kv.cc), shared with f16kv_f32, and this kernel's
-// scratch (attention_f16fma.cc).
-size_t HalfKeysBytes(size_t lk, size_t dk);
-size_t HalfValuesBytes(size_t lk, size_t dk);
-void PackF16KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t first,
-                       size_t count, size_t stored, size_t dk, void* keys, void* values);
+// This kernel's scratch (attention_f16fma.cc); the f16kv layout's sizes and pack are those of
+// f16kv_f32 (attention_kv.h, kv_half_rows-inl.h).
 size_t F16FmaAttentionScratch(size_t dk);
 }  // namespace simd
 }  // namespace edgeattn

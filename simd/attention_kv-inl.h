@@ -24,6 +24,7 @@
 #include "simd/attention_mask-inl.h"
 #include "simd/gemm_f32.h"
 #include "simd/highway_compat.h"
+#include "simd/kv_half_rows-inl.h"
 #include "simd/kv_int8_rows-inl.h"
 #include "simd/softmax-inl.h"
 #include "simd/tile_f32-inl.h"
@@ -32,12 +33,6 @@
 namespace edgeattn {
 namespace simd {
 // The target-independent parts of the kernels' contracts (attention_kv.cc).
-size_t HalfKeysBytes(size_t lk, size_t dk);
-size_t HalfValuesBytes(size_t lk, size_t dk);
-void PackBf16KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t first,
-                        size_t count, size_t stored, size_t dk, void* keys, void* values);
-void PackF16KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t first,
-                       size_t count, size_t stored, size_t dk, void* keys, void* values);
 size_t CompactKvScratch(size_t dk);
 }  // namespace simd
 }  // namespace edgeattn

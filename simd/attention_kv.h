@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "simd/attention.h"
+#include "simd/vector_width.h"
 
 namespace edgeattn {
 namespace simd {
@@ -43,9 +44,18 @@ namespace simd {
 // them with the fp32 ones).
 std::vector<const AttentionKernel*> CompactKvAttentionKernels();
 
+// The bf16kv / f16kv values' zeroed tail past the last row: the tile kernel reads whole vectors.
+inline size_t HalfValuesTail(size_t dk) {
+  return (dk + kMaxFloatLanes - 1) / kMaxFloatLanes * kMaxFloatLanes - dk;
+}
+
 // Positions per int8 key panel and value elements per int8 row's multiple.
 inline constexpr size_t kI8KeyPanel = 64;
 inline constexpr size_t kI8ValueAlign = 16;
+
+// Bytes of lk positions' bf16 / fp16 keys and values in the layouts above (one head).
+size_t HalfKeysBytes(size_t lk, size_t dk);
+size_t HalfValuesBytes(size_t lk, size_t dk);
 
 // Bytes of lk positions' int8 keys and values in the layouts above (one head).
 size_t I8KeysBytes(size_t lk, size_t dk);

@@ -1,0 +1,230 @@
+// Per-target rounding of float rows to bf16 and fp16 and the packing of keys and values into the
+// two 16-bit layouts: the fp32 kernel's (attention_kv.h: bf16kv_*, f16kv_*) and the bf16 pair
+// layout of the vdpbf16ps / AMX kernels (attention_bf16dot.h). The rounding is half_float.h's,
+// bit for bit, in vectors: to nearest even, NaN kept quiet with its sign, fp16 overflow to
+// infinity and its subnormals exact.
+
+#if defined(EDGEATTN_SIMD_KV_HALF_ROWS_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef EDGEATTN_SIMD_KV_HALF_ROWS_INL_H_
+#undef EDGEATTN_SIMD_KV_HALF_ROWS_INL_H_
+#else
+#define EDGEATTN_SIMD_KV_HALF_ROWS_INL_H_
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "hwy/highway.h"
+#include "simd/attention_bf16dot.h"
+#include "simd/attention_kv.h"
+#include "simd/gemm_f32.h"
+#include "simd/partial_vector-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace edgeattn {
+namespace simd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using HalfRowTag = hn::ScalableTag<float>;
+using HalfBitsTag = hn::RebindToUnsigned<HalfRowTag>;
+using HalfBits = hn::Vec<HalfBitsTag>;
+
+// Each lane's bf16 in its upper 16 bits (Bf16FromF32): x + 0x7FFF + the kept bit's parity,
+// or for NaN the quiet bit set.
+HWY_INLINE HalfBits Bf16InUpperBits(hn::Vec<HalfRowTag> x) {
+  const HalfBitsTag du;
+  const HalfBits bits = hn::BitCast(du, x);
+  const HalfBits round = hn::Add(hn::Set(du, 0x7FFFu), hn::And(hn::ShiftRight<16>(bits),
+                                                               hn::Set(du, 1u)));
+  return hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(x)), hn::Or(bits, hn::Set(du, 0x400000u)),
+                        hn::Add(bits, round));
+}
+
+// Each lane's fp16 bits, below 2^16 (F16FromF32): the four cases of the scalar code, selected.
+HWY_INLINE HalfBits F16Bits(hn::Vec<HalfRowTag> x) {
+  const HalfRowTag df;
+  const HalfBitsTag du;
+  const hn::RebindToSigned<HalfBitsTag> di;  // |x|'s bits compare as non-negative int32
+  const HalfBits bits = hn::BitCast(du, x);
+  const HalfBits sign = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 0x8000u));
+  const HalfBits abs = hn::And(bits, hn::Set(du, 0x7FFFFFFFu));
+  const auto abs_i = hn::BitCast(di, abs);
+  const HalfBits mantissa_top = hn::ShiftRight<13>(abs);
+  const HalfBits normal = hn::ShiftRight<13>(
+      hn::Add(hn::Sub(abs, hn::Set(du, 0x38000000u)),
+              hn::Add(hn::Set(du, 0xFFFu), hn::And(mantissa_top, hn::Set(du, 1u)))));
+  // Below 2^-14: a multiple of 2^-24, rounded by the float addition of 0.5.
+  const HalfBits subnormal = hn::Sub(
+      hn::BitCast(du, hn::Add(hn::BitCast(df, abs), hn::Set(df, 0.5f))), hn::Set(du, 0x3F000000u));
+  const HalfBits nan = hn::Or(hn::Set(du, 0x7E00u), hn::And(mantissa_top, hn::Set(du, 0x3FFu)));
+  HalfBits magnitude = normal;
+  magnitude = hn::IfThenElse(hn::RebindMask(du, hn::Lt(abs_i, hn::Set(di, 0x38800000))), subnormal,
+                             magnitude);
+  magnitude = hn::IfThenElse(hn::RebindMask(du, hn::Gt(abs_i, hn::Set(di, 0x477FEFFF))),
+                             hn::Set(du, 0x7C00u), magnitude);
+  magnitude = hn::IfThenElse(hn::RebindMask(du, hn::Gt(abs_i, hn::Set(di, 0x7F800000))), nan,
+                             magnitude);
+  return hn::Or(sign, magnitude);
+}
+
+// out[0, n) = the 16-bit rounding of x[0, n) by Format (Bf16Rows or F16Rows).
+template <class Format>
+HWY_INLINE void RoundRowToHalf(const float* HWY_RESTRICT x, size_t n, uint16_t* HWY_RESTRICT out) {
+  const HalfRowTag df;
+  const hn::Rebind<uint16_t, HalfRowTag> d16;
+  const hn::RebindToSigned<HalfBitsTag> di;
+  const size_t N = hn::Lanes(df);
+  for (size_t i = 0; i < n; i += N) {
+    const HalfBits bits = Format::Bits(LoadPartial(df, x + i, n - i));
+    StorePartial(d16, hn::DemoteTo(d16, hn::BitCast(di, bits)), out + i, n - i);
+  }
+}
+
+struct Bf16Rows {
+  static HalfBits Bits(hn::Vec<HalfRowTag> x) { return hn::ShiftRight<16>(Bf16InUpperBits(x)); }
+};
+struct F16Rows {
+  static HalfBits Bits(hn::Vec<HalfRowTag> x) { return F16Bits(x); }
+};
+
+// Keys go through a stack buffer of this many channels at a time.
+inline constexpr size_t kHalfKeyChunk = 256;
+
+// The fp32 kernel's layout in 16 bits: key panels of 64 positions x dk rows, value rows of dk
+// and a zeroed tail (the tile kernel reads whole vectors of the last row).
+template <class Format>
+HWY_INLINE void PackHalfKeysValues(const float* k, size_t ldk, const float* v, size_t ldv,
+                                   size_t first, size_t count, size_t stored, size_t dk,
+                                   void* keys_bytes, void* values_bytes) {
+  uint16_t* keys = static_cast<uint16_t*>(keys_bytes);
+  uint16_t* values = static_cast<uint16_t*>(values_bytes);
+  HWY_ALIGN uint16_t rounded[kHalfKeyChunk];
+  for (size_t t = 0; t < count; ++t) {
+    const size_t key = first + t;
+    uint16_t* panel = keys + (key / kGemmPanelWidth) * dk * kGemmPanelWidth + key % kGemmPanelWidth;
+    for (size_t c0 = 0; c0 < dk; c0 += kHalfKeyChunk) {
+      const size_t n = HWY_MIN(kHalfKeyChunk, dk - c0);
+      RoundRowToHalf<Format>(k + t * ldk + c0, n, rounded);
+      for (size_t c = 0; c < n; ++c) panel[(c0 + c) * kGemmPanelWidth] = rounded[c];
+    }
+    RoundRowToHalf<Format>(v + t * ldv, dk, values + key * dk);
+  }
+  // Lanes past the last key and the values' tail are read (never stored): keep them zero.
+  if (stored % kGemmPanelWidth != 0) {
+    uint16_t* panel = keys + (stored / kGemmPanelWidth) * dk * kGemmPanelWidth;
+    const size_t lanes = kGemmPanelWidth - stored % kGemmPanelWidth;
+    for (size_t c = 0; c < dk; ++c) {
+      memset(panel + c * kGemmPanelWidth + stored % kGemmPanelWidth, 0, lanes * sizeof(uint16_t));
+    }
+  }
+  memset(values + stored * dk, 0, HalfValuesTail(dk) * sizeof(uint16_t));
+}
+
+// A key in the bf16 pair layout: channels 2p and 2p + 1 as one 32-bit word of pair row p, at
+// the key's lane; an odd dk's last partner zero.
+HWY_INLINE void PackBf16PairKey(const float* HWY_RESTRICT k, size_t dk, size_t lane,
+                                uint16_t* HWY_RESTRICT panel) {
+  HWY_ALIGN uint16_t rounded[kHalfKeyChunk + 1];
+  for (size_t c0 = 0; c0 < dk; c0 += kHalfKeyChunk) {
+    const size_t n = HWY_MIN(kHalfKeyChunk, dk - c0);
+    RoundRowToHalf<Bf16Rows>(k + c0, n, rounded);
+    rounded[n] = 0;
+    for (size_t c = 0; c < n; c += 2) {
+      memcpy(panel + (c0 + c) / 2 * kBf16DotKeyPanel * 2 + lane * 2, rounded + c, 4);
+    }
+  }
+}
+
+// Value row `pair` of the bf16 pair layout from positions 2 pair (even) and 2 pair + 1 (odd),
+// each nullptr to leave its half as it is: channel c of the two side by side, zeros past dk.
+HWY_INLINE void PackBf16ValuePair(const float* HWY_RESTRICT even, const float* HWY_RESTRICT odd,
+                                  size_t dk, uint16_t* HWY_RESTRICT pair_row) {
+  const HalfRowTag df;
+  const HalfBitsTag du;
+  const size_t N = hn::Lanes(df);
+  const size_t channels = Bf16DotValueChannels(dk);
+  if (even != nullptr && odd != nullptr) {
+    // Both halves at once: the even bf16 in the low 16 bits of each word, the odd in the high.
+    uint32_t* words = reinterpret_cast<uint32_t*>(pair_row);
+    for (size_t c = 0; c < dk; c += N) {
+      const HalfBits low = hn::ShiftRight<16>(Bf16InUpperBits(LoadPartial(df, even + c, dk - c)));
+      const HalfBits high = hn::And(Bf16InUpperBits(LoadPartial(df, odd + c, dk - c)),
+                                    hn::Set(du, 0xFFFF0000u));
+      StorePartial(du, hn::Or(low, high), words + c, dk - c);
+    }
+    memset(words + dk, 0, (channels - dk) * sizeof(uint32_t));
+    return;
+  }
+  const float* row = even != nullptr ? even : odd;
+  const size_t half = even != nullptr ? 0 : 1;
+  HWY_ALIGN uint16_t rounded[kHalfKeyChunk];
+  for (size_t c0 = 0; c0 < dk; c0 += kHalfKeyChunk) {
+    const size_t n = HWY_MIN(kHalfKeyChunk, dk - c0);
+    RoundRowToHalf<Bf16Rows>(row + c0, n, rounded);
+    for (size_t c = 0; c < n; ++c) pair_row[2 * (c0 + c) + half] = rounded[c];
+  }
+  for (size_t c = dk; c < channels; ++c) pair_row[2 * c + half] = 0;
+}
+
+// The bf16 pair layout's AttentionKernel::pack (attention_bf16dot.h).
+HWY_INLINE void PackBf16PairKeysValues(const float* k, size_t ldk, const float* v, size_t ldv,
+                                       size_t first, size_t count, size_t stored, size_t dk,
+                                       void* keys_bytes, void* values_bytes) {
+  uint16_t* keys = static_cast<uint16_t*>(keys_bytes);
+  uint16_t* values = static_cast<uint16_t*>(values_bytes);
+  for (size_t t = 0; t < count; ++t) {
+    const size_t key = first + t;
+    PackBf16PairKey(k + t * ldk, dk, key % kBf16DotKeyPanel,
+                    keys + key / kBf16DotKeyPanel * Bf16DotKeyPanelElements(dk));
+  }
+  for (size_t t = 0; t < count;) {
+    const size_t key = first + t;
+    const bool both = key % 2 == 0 && t + 1 < count;
+    const float* row = v + t * ldv;
+    PackBf16ValuePair(key % 2 == 0 ? row : nullptr,
+                      both ? row + ldv : key % 2 == 1 ? row : nullptr, dk,
+                      values + key / 2 * Bf16DotValuePairRowElements(dk));
+    t += both ? 2 : 1;
+  }
+  // Key lanes past the last position are scored (never stored), and an odd last position's
+  // partner in its value row is read: keep both zero.
+  if (stored % kBf16DotKeyPanel != 0) {
+    uint16_t* panel = keys + stored / kBf16DotKeyPanel * Bf16DotKeyPanelElements(dk);
+    const size_t lane = stored % kBf16DotKeyPanel;
+    for (size_t pair = 0; pair < Bf16DotKeyPairs(dk); ++pair) {
+      memset(panel + pair * kBf16DotKeyPanel * 2 + lane * 2, 0,
+             (kBf16DotKeyPanel - lane) * 2 * sizeof(uint16_t));
+    }
+  }
+  if (stored % 2 != 0) {
+    uint16_t* pair_row = values + stored / 2 * Bf16DotValuePairRowElements(dk);
+    for (size_t c = 0; c < Bf16DotValueChannels(dk); ++c) pair_row[2 * c + 1] = 0;
+  }
+}
+
+// The kernels' AttentionKernel::pack functions (plain inline: a one-target build takes their
+// addresses from code without this target's attributes, as attention-inl.h explains).
+inline void PackBf16KeysValues(const float* k, size_t ldk, const float* v, size_t ldv,
+                               size_t first, size_t count, size_t stored, size_t dk, void* keys,
+                               void* values) {
+  PackHalfKeysValues<Bf16Rows>(k, ldk, v, ldv, first, count, stored, dk, keys, values);
+}
+inline void PackF16KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t first,
+                              size_t count, size_t stored, size_t dk, void* keys, void* values) {
+  PackHalfKeysValues<F16Rows>(k, ldk, v, ldv, first, count, stored, dk, keys, values);
+}
+inline void PackBf16DotKeysValues(const float* k, size_t ldk, const float* v, size_t ldv,
+                                  size_t first, size_t count, size_t stored, size_t dk,
+                                  void* keys, void* values) {
+  PackBf16PairKeysValues(k, ldk, v, ldv, first, count, stored, dk, keys, values);
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace simd
+}  // namespace edgeattn
+HWY_AFTER_NAMESPACE();
+
+#endif  // EDGEATTN_SIMD_KV_HALF_ROWS_INL_H_

@@ -1,0 +1,128 @@
+// The bf16 / fp16 rounding of K/V rows and the two 16-bit packings (simd/kv_half_rows-inl.h) on
+// every compiled target, bit for bit against half_float.h's scalar rounding and a scalar model
+// of the layouts (kv_half_model.h).
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "tests/simd/kv_half_rows_test.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "hwy/tests/hwy_gtest.h"
+#include "simd/half_float.h"
+#include "simd/kv_half_rows-inl.h"
+#include "tests/simd/kv_half_model.h"
+#include "tests/test_support.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace edgeattn {
+namespace HWY_NAMESPACE {
+namespace {
+
+using testing_support::ModelPackBf16Pairs;
+using testing_support::ModelPackHalf;
+using testing_support::RandomNormal;
+
+// Values at every edge of the two roundings: zeros, infinities, NaNs with payloads that the
+// quiet bit or the truncation would change, ties to even in both formats, fp16's largest finite
+// value and the first value that rounds past it, its subnormal range and ties there, float
+// subnormals, and float's largest value (beyond bf16's range after rounding).
+std::vector<float> EdgeValues() {
+  const uint32_t bits[] = {
+      0x00000000u, 0x80000000u, 0x7F800000u, 0xFF800000u, 0x7F800001u, 0xFF800001u, 0x7FC00000u,
+      0x7FBFFFFFu, 0xFFFFFFFFu, 0x7F802000u, 0x3F808000u, 0x3F818000u, 0x3F808001u, 0xBF808000u,
+      0x3F801000u, 0x3F803000u, 0x3F801001u, 0x477FE000u, 0x477FEFFFu, 0x477FF000u, 0xC77FF000u,
+      0x47800000u, 0x38800000u, 0x387FFFFFu, 0x33800000u, 0x33000000u, 0x33000001u, 0x33C00000u,
+      0xB3C00000u, 0x38000000u, 0x38001000u, 0x00000001u, 0x807FFFFFu, 0x7F7FFFFFu, 0xFF7FFFFFu,
+      0x7F7F8000u, 0x7F7F7FFFu, 0x3F800000u, 0x3EAAAAABu};
+  std::vector<float> values;
+  for (uint32_t b : bits) values.push_back(simd::BitsFloat(b));
+  return values;
+}
+
+// Rows of every length up to 3 vectors and beyond, random over a wide range of exponents, with
+// the edge values scattered through them; the output past n must stay untouched.
+void TestHalfRowsMatchScalar() {
+  const std::vector<float> edges = EdgeValues();
+  std::vector<size_t> lengths;
+  for (size_t n = 1; n <= 70; ++n) lengths.push_back(n);
+  for (size_t n : {255, 256, 1000}) lengths.push_back(n);
+  for (size_t n : lengths) {
+    SCOPED_TRACE(n);
+    std::vector<float> x = RandomNormal(n, 300 + n, 1.0f);
+    for (size_t i = 0; i < n; ++i) x[i] = std::ldexp(x[i], static_cast<int>(i * 7 % 61) - 30);
+    for (size_t i = 0; i < edges.size(); ++i) x[(i * 5 + n) % n] = edges[i];
+    std::vector<uint16_t> bf16(n + 8, 0xABCD), f16(n + 8, 0xABCD);
+    simd::HWY_NAMESPACE::RoundRowToHalf<simd::HWY_NAMESPACE::Bf16Rows>(x.data(), n, bf16.data());
+    simd::HWY_NAMESPACE::RoundRowToHalf<simd::HWY_NAMESPACE::F16Rows>(x.data(), n, f16.data());
+    for (size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(bf16[i], simd::Bf16FromF32(x[i])) << "bf16 of bits " << simd::FloatBits(x[i]);
+      ASSERT_EQ(f16[i], simd::F16FromF32(x[i])) << "fp16 of bits " << simd::FloatBits(x[i]);
+    }
+    for (size_t i = n; i < n + 8; ++i) ASSERT_EQ(bf16[i], 0xABCD) << i;
+    for (size_t i = n; i < n + 8; ++i) ASSERT_EQ(f16[i], 0xABCD) << i;
+  }
+}
+
+using PackFn = void (*)(const float*, size_t, const float*, size_t, size_t, size_t, size_t,
+                        size_t, void*, void*);
+
+// A pack leaves the model's bytes: keys and values appended in three calls (a cache's prefill,
+// an odd single position, the rest), strided rows, a second panel partly filled, dk past the
+// pack's 256-channel chunks, edge values; the buffers start as garbage, so a byte the pack
+// should write and does not shows.
+template <class Model>
+void CheckPackMatchesModel(const char* what, PackFn pack, size_t keys_bytes(size_t, size_t),
+                           size_t values_bytes(size_t, size_t), const Model& model) {
+  const std::vector<float> edges = EdgeValues();
+  for (size_t dk : {1, 2, 3, 17, 63, 64, 96, 129, 300}) {
+    SCOPED_TRACE(testing::Message() << what << " dk=" << dk);
+    const size_t lk = 70, ld = dk + 5;
+    std::vector<float> k = RandomNormal(lk * ld, 80 + dk, 1.5f);
+    std::vector<float> v = RandomNormal(lk * ld, 90 + dk, 1.5f);
+    for (size_t i = 0; i < edges.size(); ++i) {
+      k[(i * 37) % (lk * ld)] = edges[i];
+      v[(i * 41 + 3) % (lk * ld)] = edges[i];
+    }
+    std::vector<uint8_t> keys(keys_bytes(lk, dk), 0xCD), values(values_bytes(lk, dk), 0xCD);
+    pack(k.data(), ld, v.data(), ld, 0, 32, 32, dk, keys.data(), values.data());
+    pack(k.data() + 32 * ld, ld, v.data() + 32 * ld, ld, 32, 1, 33, dk, keys.data(),
+         values.data());
+    pack(k.data() + 33 * ld, ld, v.data() + 33 * ld, ld, 33, lk - 33, lk, dk, keys.data(),
+         values.data());
+    const testing_support::ModelHalfPack want =
+        model(k.data(), v.data(), ld, lk, dk, keys.size(), values.size());
+    ASSERT_EQ(keys, want.keys);
+    ASSERT_EQ(values, want.values);
+  }
+}
+
+void TestHalfPackMatchesModel() {
+  CheckPackMatchesModel("bf16", &simd::HWY_NAMESPACE::PackBf16KeysValues, &simd::HalfKeysBytes,
+                        &simd::HalfValuesBytes, &ModelPackHalf<&simd::Bf16FromF32>);
+  CheckPackMatchesModel("fp16", &simd::HWY_NAMESPACE::PackF16KeysValues, &simd::HalfKeysBytes,
+                        &simd::HalfValuesBytes, &ModelPackHalf<&simd::F16FromF32>);
+}
+
+void TestBf16PairPackMatchesModel() {
+  CheckPackMatchesModel("bf16 pairs", &simd::HWY_NAMESPACE::PackBf16DotKeysValues,
+                        &simd::Bf16DotKeysBytes, &simd::Bf16DotValuesBytes, &ModelPackBf16Pairs);
+}
+
+}  // namespace
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace edgeattn
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace edgeattn {
+HWY_BEFORE_TEST(KvHalfRowsTest);
+HWY_EXPORT_AND_TEST_P(KvHalfRowsTest, TestHalfRowsMatchScalar);
+HWY_EXPORT_AND_TEST_P(KvHalfRowsTest, TestHalfPackMatchesModel);
+HWY_EXPORT_AND_TEST_P(KvHalfRowsTest, TestBf16PairPackMatchesModel);
+}  // namespace edgeattn
+#endif
