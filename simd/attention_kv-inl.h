@@ -110,7 +110,8 @@ using I32Tag = hn::CappedTag<int32_t, 16>;
 // over 2048 cached positions, 12 heads of 64): the int8 core takes 0.8-0.9x the time with it
 // (21 GB/s of keys and values, against 24-28 for a plain read); the bf16 and fp32 cores already
 // read at 24-27 GB/s, and the same prefetching made the bf16 one 1.1x slower: they go without.
-// Other targets are unmeasured and keep the hardware prefetchers alone.
+// Only calls of one query block prefetch (QueryBlock::prefetch_end). Other targets are
+// unmeasured and keep the hardware prefetchers alone.
 #if HWY_ARCH_X86 && EDGEATTN_TARGET_HAS_AVX512
 inline constexpr bool kPrefetchKv = true;
 #else
