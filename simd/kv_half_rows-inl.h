@@ -92,8 +92,20 @@ struct F16Rows {
   static HalfBits Bits(hn::Vec<HalfRowTag> x) { return F16Bits(x); }
 };
 
-// Keys go through a stack buffer of this many channels at a time.
+// Rows scattered in the layouts go through a stack buffer of this many channels at a time.
 inline constexpr size_t kHalfKeyChunk = 256;
+
+// out[c * stride] = the 16-bit rounding of x[c] by Format, for c in [0, n).
+template <class Format>
+HWY_INLINE void RoundRowToHalfStrided(const float* HWY_RESTRICT x, size_t n, size_t stride,
+                                      uint16_t* HWY_RESTRICT out) {
+  HWY_ALIGN uint16_t rounded[kHalfKeyChunk];
+  for (size_t c0 = 0; c0 < n; c0 += kHalfKeyChunk) {
+    const size_t chunk = HWY_MIN(kHalfKeyChunk, n - c0);
+    RoundRowToHalf<Format>(x + c0, chunk, rounded);
+    for (size_t c = 0; c < chunk; ++c) out[(c0 + c) * stride] = rounded[c];
+  }
+}
 
 // The fp32 kernel's layout in 16 bits: key panels of 64 positions x dk rows, value rows of dk
 // and a zeroed tail (the tile kernel reads whole vectors of the last row).
@@ -103,15 +115,10 @@ HWY_INLINE void PackHalfKeysValues(const float* k, size_t ldk, const float* v, s
                                    void* keys_bytes, void* values_bytes) {
   uint16_t* keys = static_cast<uint16_t*>(keys_bytes);
   uint16_t* values = static_cast<uint16_t*>(values_bytes);
-  HWY_ALIGN uint16_t rounded[kHalfKeyChunk];
   for (size_t t = 0; t < count; ++t) {
     const size_t key = first + t;
     uint16_t* panel = keys + (key / kGemmPanelWidth) * dk * kGemmPanelWidth + key % kGemmPanelWidth;
-    for (size_t c0 = 0; c0 < dk; c0 += kHalfKeyChunk) {
-      const size_t n = HWY_MIN(kHalfKeyChunk, dk - c0);
-      RoundRowToHalf<Format>(k + t * ldk + c0, n, rounded);
-      for (size_t c = 0; c < n; ++c) panel[(c0 + c) * kGemmPanelWidth] = rounded[c];
-    }
+    RoundRowToHalfStrided<Format>(k + t * ldk, dk, kGemmPanelWidth, panel);
     RoundRowToHalf<Format>(v + t * ldv, dk, values + key * dk);
   }
   // Lanes past the last key and the values' tail are read (never stored): keep them zero.
@@ -159,14 +166,8 @@ HWY_INLINE void PackBf16ValuePair(const float* HWY_RESTRICT even, const float* H
     memset(words + dk, 0, (channels - dk) * sizeof(uint32_t));
     return;
   }
-  const float* row = even != nullptr ? even : odd;
   const size_t half = even != nullptr ? 0 : 1;
-  HWY_ALIGN uint16_t rounded[kHalfKeyChunk];
-  for (size_t c0 = 0; c0 < dk; c0 += kHalfKeyChunk) {
-    const size_t n = HWY_MIN(kHalfKeyChunk, dk - c0);
-    RoundRowToHalf<Bf16Rows>(row + c0, n, rounded);
-    for (size_t c = 0; c < n; ++c) pair_row[2 * (c0 + c) + half] = rounded[c];
-  }
+  RoundRowToHalfStrided<Bf16Rows>(even != nullptr ? even : odd, dk, 2, pair_row + half);
   for (size_t c = dk; c < channels; ++c) pair_row[2 * c + half] = 0;
 }
 
