@@ -12,3 +12,10 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
   # AVX-512 are still chosen at run time by dynamic dispatch.
   target_compile_options(edgeattn_flags INTERFACE -march=x86-64-v2)
 endif()
+
+# The program and the tests outside the kernels spend their time in the library: -O2 compiles
+# them about a fifth faster than Release's -O3 (the CLI 25%, those tests 15% of CPU time, g++ 12)
+# and CI builds them in four configurations. The library and the kernel tests keep -O3.
+function(edgeattn_compile_for_build_time target)
+  target_compile_options(${target} PRIVATE $<$<CONFIG:Release>:-O2>)
+endfunction()
