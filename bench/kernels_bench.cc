@@ -261,6 +261,7 @@ BENCHMARK(BM_AttentionDecodeStep)
     ->Apply([](benchmark::internal::Benchmark* b) {
       for (std::size_t i = 0; i < AllAttentionKernels().size(); ++i) {
         b->Args({2048, 12, static_cast<std::int64_t>(i)});
+        b->Args({256, 12, static_cast<std::int64_t>(i)});
       }
     })
     ->Unit(benchmark::kMicrosecond);

@@ -314,7 +314,8 @@ struct ArmHalfKv {
   static void Scores(const AttentionHeadArgs& args, const QueryBlock& q, size_t rows, size_t t0,
                      size_t keys, float* HWY_RESTRICT scores) {
     // The accumulators follow the queries, the int8 copy and the scores (attention_kv-inl.h).
-    float* acc = q.q + kAttentionMaxBlockRows * (q.ldq + q.ldq8 / sizeof(float) + kAttentionKeyTile);
+    float* acc =
+        q.q + kAttentionMaxBlockRows * (q.ldq + q.ldq8 / sizeof(float) + kAttentionKeyTile);
     const HalfRows half = HalfRowsAfter(acc, q.ldq, args.dk);
     RoundRows<typename Dot::Rounding>(q.q, q.ldq, rows, args.dk, half.ldq, half.q, half.ldq);
     // Whole panels of 64 lanes: lanes past the last key are zero (never stored).
@@ -328,11 +329,11 @@ struct ArmHalfKv {
   }
 
   static void AccumulateValues(const AttentionHeadArgs& args, const float* HWY_RESTRICT p,
-                               size_t rows, size_t t0, size_t keys, size_t /*prefetch_end*/,
-                               float* HWY_RESTRICT acc, size_t ldacc) {
+                               size_t rows, size_t t0, size_t keys, float* HWY_RESTRICT acc,
+                               size_t ldacc) {
     const HalfRows half = HalfRowsAfter(acc, ldacc, args.dk);
-    RoundRows<typename Dot::Rounding>(p, kAttentionKeyTile, rows, keys, hwy::RoundUpTo(keys, 8), half.p,
-                           kAttentionKeyTile);
+    RoundRows<typename Dot::Rounding>(p, kAttentionKeyTile, rows, keys, hwy::RoundUpTo(keys, 8),
+                                      half.p, kAttentionKeyTile);
     // Channel blocks of 8 read past a row's dk into the next row, and the last row's into the
     // values' zeroed tail (to a multiple of 16); those lanes land in the accumulators' padding.
     const uint16_t* values = static_cast<const uint16_t*>(args.values) + t0 * args.dk;

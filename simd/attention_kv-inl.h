@@ -26,6 +26,7 @@
 #include "simd/highway_compat.h"
 #include "simd/kv_half_rows-inl.h"
 #include "simd/kv_int8_rows-inl.h"
+#include "simd/kv_int8_values-inl.h"
 #include "simd/softmax-inl.h"
 #include "simd/tile_f32-inl.h"
 #include "simd/vector_width.h"
@@ -71,7 +72,7 @@ struct QueryBlock {
   size_t ldq8;
   float q8_scale[kAttentionMaxBlockRows];
   int32_t q8_sum[kAttentionMaxBlockRows];
-  // Keys and values below this position are worth asking into L2 ahead of their reads
+  // Keys below this position are worth asking into L2 ahead of their reads
   // (kPrefetchKv): the visible ones in a call of one block, as a decode step's, which reads them
   // once from L3; 0 in longer calls, whose later blocks find the head's keys and values in L2.
   size_t prefetch_end;
@@ -94,8 +95,8 @@ struct HalfKv {
   }
 
   static void AccumulateValues(const AttentionHeadArgs& args, const float* HWY_RESTRICT p,
-                               size_t rows, size_t t0, size_t keys, size_t /*prefetch_end*/,
-                               float* HWY_RESTRICT acc, size_t ldacc) {
+                               size_t rows, size_t t0, size_t keys, float* HWY_RESTRICT acc,
+                               size_t ldacc) {
     const T* values = static_cast<const T*>(args.values) + t0 * args.dk;
     MatMulTiles<T>(p, kAttentionKeyTile, rows, values, args.dk, keys, args.dk,
                    TileInit::kAccumulate, nullptr, acc, ldacc);
@@ -104,14 +105,15 @@ struct HalfKv {
 
 using I32Tag = hn::CappedTag<int32_t, 16>;
 
-// Whether the int8 kernels ask the keys and values they read next into L2 while they compute. A
-// decode step reads every cached position once, from L3 or memory, and the hardware prefetchers
-// restart at each 4 KiB page. Measured on AVX-512 (Sapphire Rapids class, a decode step's core
-// over 2048 cached positions, 12 heads of 64): the int8 core takes 0.8-0.9x the time with it
-// (21 GB/s of keys and values, against 24-28 for a plain read); the bf16 and fp32 cores already
-// read at 24-27 GB/s, and the same prefetching made the bf16 one 1.1x slower: they go without.
-// Only calls of one query block prefetch (QueryBlock::prefetch_end). Other targets are
-// unmeasured and keep the hardware prefetchers alone.
+// Whether the int8 kernels ask the keys they read next into L2 while they compute. A decode step
+// reads every cached position once, from L3 or memory, and the hardware prefetchers restart at
+// each 4 KiB page. Measured on AVX-512 (Sapphire Rapids class, a decode step's core over 2048
+// cached positions, 12 heads of 64): the int8 core took 0.8-0.9x the time with its keys and
+// values asked ahead while its P V widened the values to fp32; the integer P V measured the same
+// with and without the values asked, and only keys are. The bf16 and fp32 cores read at 24-27
+// GB/s, what a plain read reaches, and the same prefetching made the bf16 one 1.1x slower: they
+// go without. Only calls of one query block prefetch (QueryBlock::prefetch_end). Other targets
+// are unmeasured and keep the hardware prefetchers alone.
 #if HWY_ARCH_X86 && EDGEATTN_TARGET_HAS_AVX512
 inline constexpr bool kPrefetchKv = true;
 #else
@@ -263,28 +265,23 @@ struct I8Kv {
     }
   }
 
-  // P V on the int8 values, widened in the tile kernel's registers, so that a block's rows share
-  // each widened vector. Each value row's scale is folded into its probability first (in place:
-  // p is the tile's scratch): the products p_j scale_j and the fused multiply-adds in key order
-  // are those of scaling each value row instead.
+  // P V in integers (kv_int8_values-inl.h), row by row: a row's pass reads the tile's values
+  // from L1 after the first. The next tile's values are not asked ahead: a decode step's core
+  // measured the same with them asked into L2 as its pairs are read.
   static void AccumulateValues(const AttentionHeadArgs& args, float* HWY_RESTRICT p, size_t rows,
-                               size_t t0, size_t keys, size_t prefetch_end,
-                               float* HWY_RESTRICT acc, size_t ldacc) {
-    const size_t padded = hwy::RoundUpTo(args.dk, kI8ValueAlign);
-    const size_t row_bytes = I8ValuesBytes(1, args.dk);
-    const uint8_t* values = static_cast<const uint8_t*>(args.values) + t0 * row_bytes;
-    HWY_ALIGN float scales[kAttentionKeyTile];
-    for (size_t j = 0; j < keys; ++j) {
-      memcpy(&scales[j], values + j * row_bytes + padded, sizeof(float));
+                               size_t t0, size_t keys, float* HWY_RESTRICT acc, size_t ldacc) {
+    const uint8_t* panels = static_cast<const uint8_t*>(args.values) +
+                            t0 / kI8ValuePanel * I8ValuePanelBytes(args.dk);
+    I16Probabilities probabilities;
+    for (size_t r = 0; r < rows; ++r) {
+      QuantizeTileProbabilities(p + r * kAttentionKeyTile, panels, keys, args.dk, probabilities);
+      if (probabilities.step == 0.0f) continue;
+      if (probabilities.step != probabilities.step) {
+        FillRowF32(acc + r * ldacc, args.dk, probabilities.step);
+        continue;
+      }
+      AccumulateTileValuesI8(panels, args.dk, keys, probabilities, acc + r * ldacc);
     }
-    for (size_t r = 0; r < rows; ++r) MulRowF32(p + r * kAttentionKeyTile, scales, keys);
-    // The next tile's values, spread over this tile's k steps (MatMulTiles), the rest after them.
-    const size_t next = (t0 + kAttentionKeyTile) * row_bytes;
-    const size_t next_end = HWY_MIN(next + kAttentionKeyTile * row_bytes, prefetch_end * row_bytes);
-    const uint8_t* ahead = KvAhead(args.values, next, next_end, prefetch_end * row_bytes);
-    MatMulTiles<int8_t>(p, kAttentionKeyTile, rows, reinterpret_cast<const int8_t*>(values),
-                        row_bytes, keys, args.dk, TileInit::kAccumulate, nullptr, acc, ldacc,
-                        ahead, ahead != nullptr ? next_end - next : 0);
   }
 };
 
@@ -409,7 +406,7 @@ HWY_NOINLINE void RunCompactKvAttention(const AttentionHeadArgs& args, size_t q_
         if (correction != 1.0f) ScaleRowF32(acc + r * ldacc, dk, correction);
         row_max[r] = new_max;
       }
-      Kv::AccumulateValues(args, scores, rows, t0, keys, q.prefetch_end, acc, ldacc);
+      Kv::AccumulateValues(args, scores, rows, t0, keys, acc, ldacc);
     }
     for (size_t r = 0; r < rows; ++r) {
       if (row_sum[r] != row_sum[r]) row_bad[r] = true;

@@ -26,7 +26,6 @@ size_t RoundUp(size_t x, size_t multiple) { return (x + multiple - 1) / multiple
 
 size_t I8KeyGroups(size_t dk) { return (dk + 3) / 4; }
 size_t I8KeyPanelBytes(size_t dk) { return (I8KeyGroups(dk) + 1) * kI8KeyPanel * 4; }
-size_t I8ValueRowBytes(size_t dk) { return RoundUp(dk, kI8ValueAlign) + sizeof(float); }
 
 }  // namespace
 
@@ -39,7 +38,9 @@ size_t HalfValuesBytes(size_t lk, size_t dk) {
 size_t I8KeysBytes(size_t lk, size_t dk) {
   return (lk + kI8KeyPanel - 1) / kI8KeyPanel * I8KeyPanelBytes(dk);
 }
-size_t I8ValuesBytes(size_t lk, size_t dk) { return lk * I8ValueRowBytes(dk); }
+size_t I8ValuesBytes(size_t lk, size_t dk) {
+  return (lk + kI8ValuePanel - 1) / kI8ValuePanel * I8ValuePanelBytes(dk);
+}
 
 size_t CompactKvScratch(size_t dk) {
   // Per row of a block: the scaled query, its int8 copy (whole 64-byte lines), scores and

@@ -6,23 +6,28 @@
 //       values widen to fp32 in registers, exactly, inside the fp32 tile kernel: the fp32
 //       arithmetic on the rounded keys and values.
 //   i8kv_i8dot_vnni (AVX512-VNNI targets), i8kv_i8dot_neondot (NEON targets built with g++,
-//       where the CPU has the Armv8.2 dot product), i8kv_i8dot_i32 (every target). Keys and values are
-//       int8 with one fp32 scale per position and head (max |x| / 127, rounded to nearest
-//       even). Keys are rotated before they are quantized: q.k = (H q).(H k) / b for the
+//       where the CPU has the Armv8.2 dot product), i8kv_i8dot_i32 (every target). Keys and
+//       values are int8 with one fp32 scale per position and head (max |x| / 127, rounded to
+//       nearest even). Keys are rotated before they are quantized: q.k = (H q).(H k) / b for the
 //       Walsh-Hadamard matrix H of blocks of b channels (the rotation below), which spreads an
 //       outlier channel over its block, so that it no longer sets every channel's step
 //       (QuaRot's incoherence; docs/precision.md has the measurements). Each query row is scaled,
 //       rotated and quantized the same way on every call, 1 / b folded into its scale; Q K^T is an
-//       exact integer dot product (vpdpbusd, sdot, or int32 multiply-adds), times the two scales. P V
-//       widens the int8 values to fp32 in registers and folds each value row's scale into its
-//       probability. Softmax statistics and accumulation are fp32 throughout, as in the fp32
-//       kernel. The int8 kernels give bit-identical results.
+//       exact integer dot product (vpdpbusd, sdot, or int32 multiply-adds), times the two scales.
+//       P V is an integer dot product too: each value's scale is folded into its probability,
+//       a row's products in a key tile are rounded to int16 with the tile's own step (largest /
+//       32767), and the int16 products meet the int8 values in int32 sums over pairs of
+//       positions (vpmaddwd, smlal), then one fp32 multiply-add per channel and tile
+//       (kv_int8_values-inl.h). Softmax statistics and accumulation are fp32 throughout, as in
+//       the fp32 kernel. The int8 kernels give bit-identical results.
 //
 // Layouts (a position's bytes lie where they lie whatever the buffer's size, as a KV cache's
 // Truncate and Reorder need):
 //   int8 keys: panels of 64 positions: ceil(dk / 4) groups of [64 positions x 4 channels] bytes
 //       holding k + 128 (vpdpbusd's unsigned operand), then the 64 positions' fp32 scales.
-//   int8 values: rows of RoundUp(dk, 16) int8 (zero past dk) and the row's fp32 scale.
+//   int8 values: panels of 64 positions: 32 pair rows of RoundUp(dk, 16) channels x 2 bytes
+//       (channel c of positions 2u and 2u + 1 side by side: the int16 pairs of P V's
+//       multiply-adds; zero past dk), then the 64 positions' fp32 scales.
 //
 // need_weights: every kernel writes the softmax probabilities when args.weights is set, with the
 // fp32 kernel's rules (a second pass over the key tiles; zeros for masked keys, NaN rows).
@@ -52,6 +57,15 @@ inline size_t HalfValuesTail(size_t dk) {
 // Positions per int8 key panel and value elements per int8 row's multiple.
 inline constexpr size_t kI8KeyPanel = 64;
 inline constexpr size_t kI8ValueAlign = 16;
+
+// Positions per int8 value panel, and its bytes: pair rows, then the scales.
+inline constexpr size_t kI8ValuePanel = 64;
+inline size_t I8ValuePairBytes(size_t dk) {
+  return 2 * ((dk + kI8ValueAlign - 1) / kI8ValueAlign * kI8ValueAlign);
+}
+inline size_t I8ValuePanelBytes(size_t dk) {
+  return kI8ValuePanel / 2 * I8ValuePairBytes(dk) + kI8ValuePanel * sizeof(float);
+}
 
 // Bytes of lk positions' bf16 / fp16 keys and values in the layouts above (one head).
 size_t HalfKeysBytes(size_t lk, size_t dk);

@@ -155,13 +155,27 @@ HWY_INLINE void PackI8Key(const float* HWY_RESTRICT k, size_t dk, size_t lane,
   memcpy(panel + I8Groups(dk) * kI8KeyGroupBytes + lane * 4, &s.scale, sizeof(float));
 }
 
-// A value row: dk int8 rounded with the row's scale, zeros up to a multiple of kI8ValueAlign,
-// then the scale.
-HWY_INLINE void PackI8Value(const float* HWY_RESTRICT v, size_t dk, uint8_t* HWY_RESTRICT row) {
-  const float scale = QuantizeI8Row(v, dk, reinterpret_cast<int8_t*>(row));
-  const size_t padded = hwy::RoundUpTo(dk, kI8ValueAlign);
-  memset(row + dk, 0, padded - dk);
-  memcpy(row + padded, &scale, sizeof(float));
+// Value `lane` of a panel (attention_kv.h): its dk int8, rounded with its scale, at byte
+// 2c + lane % 2 of pair row lane / 2 (zeros past dk), and its scale. `alone`: the pair's other
+// position is past the stored ones, and its bytes are zeroed too.
+HWY_INLINE void PackI8Value(const float* HWY_RESTRICT v, size_t dk, size_t lane, bool alone,
+                            uint8_t* HWY_RESTRICT panel) {
+  const size_t padded = I8ValuePairBytes(dk) / 2;
+  uint8_t* HWY_RESTRICT pair = panel + lane / 2 * I8ValuePairBytes(dk);
+  const size_t half = lane % 2;
+  const I8RowScale s = I8RowScaleOfMax(CombineAbsMax(0.0f, v, dk));
+  for (size_t c0 = 0; c0 < padded; c0 += kMaxI8RotationBlock) {
+    const size_t n = HWY_MIN(kMaxI8RotationBlock, padded - c0);
+    const size_t channels = HWY_MIN(n, dk - HWY_MIN(dk, c0));  // past dk: the padding's zeros
+    int8_t bytes[kMaxI8RotationBlock] = {};
+    if (channels != 0) RoundRowToI8(v + c0, channels, s, 0, bytes);
+    for (size_t c = 0; c < n; ++c) pair[2 * (c0 + c) + half] = static_cast<uint8_t>(bytes[c]);
+    if (alone) {
+      for (size_t c = 0; c < n; ++c) pair[2 * (c0 + c) + 1 - half] = 0;
+    }
+  }
+  memcpy(panel + kI8ValuePanel / 2 * I8ValuePairBytes(dk) + lane * sizeof(float), &s.scale,
+         sizeof(float));
 }
 
 // Lanes [lane, kI8KeyPanel) of a panel, past the last key: zeros (stored as 128) of scale zero,
@@ -180,11 +194,12 @@ inline void PackI8KeysValues(const float* k, size_t ldk, const float* v, size_t 
   uint8_t* keys = static_cast<uint8_t*>(keys_bytes);
   uint8_t* values = static_cast<uint8_t*>(values_bytes);
   const size_t panel_bytes = I8PanelBytes(dk);
-  const size_t row_bytes = I8ValuesBytes(1, dk);
+  const size_t value_panel_bytes = I8ValuePanelBytes(dk);
   for (size_t t = 0; t < count; ++t) {
     const size_t key = first + t;
     PackI8Key(k + t * ldk, dk, key % kI8KeyPanel, keys + key / kI8KeyPanel * panel_bytes);
-    PackI8Value(v + t * ldv, dk, values + key * row_bytes);
+    PackI8Value(v + t * ldv, dk, key % kI8ValuePanel, (key ^ 1) >= stored,
+                values + key / kI8ValuePanel * value_panel_bytes);
   }
   if (stored % kI8KeyPanel != 0) {
     ZeroI8KeysFrom(dk, stored % kI8KeyPanel, keys + stored / kI8KeyPanel * panel_bytes);

@@ -43,6 +43,7 @@ struct RowBounds {
   double p_err;             // outputs: relative error of each term p_j v_j, the sums' included
   double value_tiny = 0.0;  // outputs: absolute error per visible value (steps below a format's
                             // normal range)
+  double out_abs = 0.0;     // outputs: absolute (a format's rounding of the probabilities)
   double weight_rel;        // weights: relative
   double weight_abs;        // weights: absolute
 };
@@ -81,7 +82,8 @@ void CheckRow(const KernelRow& got, const ReferenceRow& m, const RowBounds& b, c
       if (m.p[j] != 0.0) abs_values += std::fabs(double(v[j * ldv + c]));
     }
     const double tol =
-        2.0 * abs_want / m.sum * b.p_err + 2.0 * b.value_tiny * abs_values / m.sum + 1e-30;
+        2.0 * abs_want / m.sum * b.p_err + 2.0 * b.value_tiny * abs_values / m.sum +
+        2.0 * b.out_abs + 1e-30;
     ASSERT_NEAR(got.out[c], want / m.sum, tol) << where() << " col " << c;
   }
   if (got.weights == nullptr) return;

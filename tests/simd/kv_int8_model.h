@@ -47,18 +47,24 @@ inline float ModelQuantizeI8(const float* x, std::size_t n, int8_t* q) {
 
 // The bytes a pack of keys and values [0, lk) (rows of dk, strides ldk and ldv) leaves in the
 // int8 layouts: 64-key panels of 4-channel words holding the rotated key's bytes + 128, then the
-// scales (lanes past lk: bytes 128, scale 0); value rows of RoundUp(dk, 16) bytes and the scale.
+// scales (lanes past lk: bytes 128, scale 0); 64-value panels of pair rows (channel c of
+// positions 2u, 2u + 1 at bytes 2c, 2c + 1 of row u; zeros past dk, and for an odd lk's last
+// partner), then the scales. values_written: the value bytes a pack defines (the rest of a
+// panel past lk is left as it was).
 struct ModelI8Pack {
   std::vector<uint8_t> keys, values;
+  std::vector<bool> values_written;
 };
 inline ModelI8Pack ModelPackI8(const float* k, std::size_t ldk, const float* v, std::size_t ldv,
                                std::size_t lk, std::size_t dk) {
   const std::size_t groups = (dk + 3) / 4, panel = (groups + 1) * simd::kI8KeyPanel * 4;
   const std::size_t padded = (dk + simd::kI8ValueAlign - 1) / simd::kI8ValueAlign *
                              simd::kI8ValueAlign;
+  const std::size_t pair = 2 * padded, value_panel = 32 * pair + 64 * 4;
   ModelI8Pack out;
   out.keys.assign((lk + simd::kI8KeyPanel - 1) / simd::kI8KeyPanel * panel, 128);
-  out.values.assign(lk * (padded + 4), 0);
+  out.values.assign((lk + 63) / 64 * value_panel, 0);
+  out.values_written.assign(out.values.size(), false);
   std::vector<float> rotated(dk);
   std::vector<int8_t> q(dk);
   for (std::size_t t = 0; t < out.keys.size() / panel * simd::kI8KeyPanel; ++t) {
@@ -75,14 +81,20 @@ inline ModelI8Pack ModelPackI8(const float* k, std::size_t ldk, const float* v, 
     }
     std::memcpy(base + groups * simd::kI8KeyPanel * 4 + lane * 4, &scale, sizeof(float));
   }
-  for (std::size_t t = 0; t < lk; ++t) {
-    uint8_t* row = out.values.data() + t * (padded + 4);
-    const float scale = ModelQuantizeI8(v + t * ldv, dk, reinterpret_cast<int8_t*>(row));
-    std::memcpy(row + padded, &scale, sizeof(float));
+  for (std::size_t t = 0; t < lk + lk % 2; ++t) {
+    const std::size_t base = t / 64 * value_panel, row = base + t % 64 / 2 * pair;
+    const float scale = t < lk ? ModelQuantizeI8(v + t * ldv, dk, q.data()) : 0.0f;
+    for (std::size_t c = 0; c < padded; ++c) {
+      out.values[row + 2 * c + t % 2] = t < lk && c < dk ? static_cast<uint8_t>(q[c]) : 0;
+      out.values_written[row + 2 * c + t % 2] = true;
+    }
+    if (t == lk) break;  // the partner has no scale
+    const std::size_t scale_at = base + 32 * pair + t % 64 * 4;
+    std::memcpy(&out.values[scale_at], &scale, sizeof(float));
+    for (std::size_t b = 0; b < 4; ++b) out.values_written[scale_at + b] = true;
   }
   return out;
 }
-
 }  // namespace testing_support
 }  // namespace edgeattn
 
