@@ -217,13 +217,15 @@ std::vector<const simd::AttentionKernel*> AllAttentionKernels() {
   return all;
 }
 
-// The attention core of one decode step: one query row per head against `cached` keys and
-// values of each of `heads` heads of width dk (12 x 64: 12.6 MB in fp32 at 2048 positions, far
-// beyond L2), in each kernel's KV format. The bytes the heads' keys and values occupy are
-// counted as read (kv GB/s).
-void BM_AttentionDecodeStep(benchmark::State& state) {
-  const std::size_t cached = state.range(0), heads = state.range(1), dk = 64;
-  const simd::AttentionKernel& kernel = *AllAttentionKernels()[state.range(2)];
+// The attention core over `cached` keys and values of each of `heads` heads of width dk 64, in
+// each kernel's KV format, for `rows` query rows per head: one is a decode step (12 x 64 at 2048
+// positions: 12.6 MB in fp32, far beyond L2; at 256, 1.6 MB, within it: the core's compute
+// alone), as many as the keys a forward call's (whisper's 1500 over 6 heads). The bytes the
+// heads' keys and values occupy are counted as read once (kv GB/s).
+void BM_AttentionCompactKv(benchmark::State& state) {
+  const std::size_t rows = state.range(0), cached = state.range(1), heads = state.range(2);
+  const std::size_t dk = 64;
+  const simd::AttentionKernel& kernel = *AllAttentionKernels()[state.range(3)];
   const std::size_t keys_bytes = kernel.keys_bytes(cached, dk);
   const std::size_t values_bytes = kernel.values_bytes(cached, dk);
   auto keys = hwy::AllocateAligned<std::uint8_t>(heads * keys_bytes);
@@ -235,20 +237,20 @@ void BM_AttentionDecodeStep(benchmark::State& state) {
     kernel.pack(k.data(), dk, v.data(), dk, 0, cached, cached, dk, keys.get() + h * keys_bytes,
                 values.get() + h * values_bytes);
   }
-  const std::vector<float> q = RandomActivations(heads * dk, 1);
-  std::vector<float> out(heads * dk);
+  const std::vector<float> q = RandomActivations(rows * heads * dk, 1);
+  std::vector<float> out(rows * heads * dk);
   for (auto _ : state) {
     for (std::size_t h = 0; h < heads; ++h) {
       simd::AttentionHeadArgs args{q.data() + h * dk,
-                                   dk,
+                                   heads * dk,
                                    keys.get() + h * keys_bytes,
                                    values.get() + h * values_bytes,
                                    cached,
                                    dk,
                                    1.0f / std::sqrt(float(dk)),
                                    out.data() + h * dk,
-                                   dk};
-      kernel.run(args, 0, 1, scratch.get());
+                                   heads * dk};
+      kernel.run(args, 0, rows, scratch.get());
     }
     benchmark::DoNotOptimize(out.data());
   }
@@ -256,12 +258,14 @@ void BM_AttentionDecodeStep(benchmark::State& state) {
                                                  benchmark::Counter::kIsIterationInvariantRate);
   state.SetLabel(kernel.name);
 }
-BENCHMARK(BM_AttentionDecodeStep)
-    ->ArgNames({"cached", "heads", "kernel"})
+BENCHMARK(BM_AttentionCompactKv)
+    ->ArgNames({"rows", "cached", "heads", "kernel"})
     ->Apply([](benchmark::internal::Benchmark* b) {
       for (std::size_t i = 0; i < AllAttentionKernels().size(); ++i) {
-        b->Args({2048, 12, static_cast<std::int64_t>(i)});
-        b->Args({256, 12, static_cast<std::int64_t>(i)});
+        const auto kernel = static_cast<std::int64_t>(i);
+        b->Args({1, 2048, 12, kernel});
+        b->Args({1, 256, 12, kernel});
+        b->Args({1500, 1500, 6, kernel});
       }
     })
     ->Unit(benchmark::kMicrosecond);

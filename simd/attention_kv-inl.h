@@ -265,23 +265,18 @@ struct I8Kv {
     }
   }
 
-  // P V in integers (kv_int8_values-inl.h), row by row: a row's pass reads the tile's values
-  // from L1 after the first. The next tile's values are not asked ahead: a decode step's core
-  // measured the same with them asked into L2 as its pairs are read.
+  // P V in integers (kv_int8_values-inl.h). The next tile's values are not asked ahead: a
+  // decode step's core measured the same with them asked into L2 as its pairs are read.
   static void AccumulateValues(const AttentionHeadArgs& args, float* HWY_RESTRICT p, size_t rows,
                                size_t t0, size_t keys, float* HWY_RESTRICT acc, size_t ldacc) {
     const uint8_t* panels = static_cast<const uint8_t*>(args.values) +
                             t0 / kI8ValuePanel * I8ValuePanelBytes(args.dk);
-    I16Probabilities probabilities;
+    I16Probabilities probabilities[kAttentionMaxBlockRows];
     for (size_t r = 0; r < rows; ++r) {
-      QuantizeTileProbabilities(p + r * kAttentionKeyTile, panels, keys, args.dk, probabilities);
-      if (probabilities.step == 0.0f) continue;
-      if (probabilities.step != probabilities.step) {
-        FillRowF32(acc + r * ldacc, args.dk, probabilities.step);
-        continue;
-      }
-      AccumulateTileValuesI8(panels, args.dk, keys, probabilities, acc + r * ldacc);
+      QuantizeTileProbabilities(p + r * kAttentionKeyTile, panels, keys, args.dk,
+                                probabilities[r]);
     }
+    AccumulateTileValuesI8(panels, args.dk, keys, probabilities, rows, acc, ldacc);
   }
 };
 

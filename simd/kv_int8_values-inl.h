@@ -4,14 +4,15 @@
 //   2. step = max p' / 32767 and q[j] = p'[j] * (32767 / max p') rounded to nearest even, int16
 //      (the largest lands on 32767: at most half a step off per key, 1.5e-5 of the largest);
 //   3. sums[c] = sum_j q[j] v[j][c] in int32, exact (256 keys x 32767 x 127 < 2^31), over pairs
-//      of positions (vpmaddwd, smlal: the pair rows hold int16 operands after a sign extension);
+//      of positions (vpdpwssd with AVX512-VNNI, vpmaddwd on other x86, smlal on ARM: a pair row
+//      holds the int16 operands after one sign extension);
 //   4. acc[c] += float(sums[c]) * step, one multiply-add per channel and tile.
-// A widened float P V did three vector operations per 16 channels and key (widen, convert, FMA)
-// where this does two per 16 channels and pair of keys, and step 3's integers do not depend on
-// the order of the sums, so every target and kernel gets the same bits from them. A row whose
-// largest p' is NaN (a NaN value's scale) makes its accumulators NaN, as fp32 values would; one
-// below 2^-100 (a tile of values within kMinI8RowMax of zero, or of probabilities below 2^-100
-// of the row's largest) adds nothing.
+// A float P V widened and converted each value before its FMA; here one widening serves a pair
+// of keys and up to four rows, and a VNNI instruction multiplies the pair. Step 3's integers do
+// not depend on the order of the sums, so every target and kernel gets the same bits. A row
+// whose largest p' is NaN (a NaN value's scale) makes its accumulators NaN, as fp32 values
+// would; one below 2^-100 (probabilities that far below the row's largest, or values that
+// small) adds nothing.
 
 #if defined(EDGEATTN_SIMD_KV_INT8_VALUES_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EDGEATTN_SIMD_KV_INT8_VALUES_INL_H_
@@ -29,10 +30,20 @@
 #include "hwy/highway.h"
 #include "simd/attention.h"
 #include "simd/attention_kv.h"
+#include "simd/highway_compat.h"
 #include "simd/partial_vector-inl.h"
 #include "simd/softmax-inl.h"
 
+// vpdpwssd on AVX512-VNNI targets: Highway 1.0.3's ReorderWidenMulAccumulate takes vpmaddwd and
+// an add; its AVX3_DL attribute string lacks avx512vnni (as in gemm_i8_vnni-inl.h).
+#if EDGEATTN_TARGET_HAS_AVX512_VNNI
+#include <immintrin.h>
+#define EDGEATTN_I8_VALUES_VNNI 1
+HWY_PUSH_ATTRIBUTES(HWY_TARGET_STR ",avx512vnni")
+#else
+#define EDGEATTN_I8_VALUES_VNNI 0
 HWY_BEFORE_NAMESPACE();
+#endif
 namespace edgeattn {
 namespace simd {
 namespace HWY_NAMESPACE {
@@ -47,7 +58,7 @@ inline constexpr float kMinI16ProbabilityMax = 0x1p-100f;
 // A row's int16 probabilities of one tile: whole pairs, zeros past the tile's keys.
 struct I16Probabilities {
   HWY_ALIGN int16_t q[kAttentionKeyTile + kMaxFloatLanes];
-  float step;  // 0: the tile adds nothing to the row; NaN: it poisons it
+  float step;  // 0 (q all zero): the tile adds nothing to the row; NaN (q zero): it poisons it
 };
 
 // Steps 1 and 2 for p[0, keys) of one row; the tile's scales lie in its panels.
@@ -72,7 +83,9 @@ HWY_INLINE void QuantizeTileProbabilities(float* HWY_RESTRICT p, const uint8_t* 
   const float max = hn::GetLane(hn::MaxOfLanes(d, vmax));
   const float sum = hn::GetLane(hn::SumOfLanes(d, vsum));
   if (sum != sum || max < kMinI16ProbabilityMax) {
+    // Zeros: the row's sums stay 0, and 0 times a NaN step still poisons its accumulators.
     out.step = sum != sum ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
+    memset(out.q, 0, (keys + 1) * sizeof(int16_t));
     return;
   }
   out.step = max / 32767.0f;
@@ -84,83 +97,164 @@ HWY_INLINE void QuantizeTileProbabilities(float* HWY_RESTRICT p, const uint8_t* 
   out.q[keys] = 0;  // an odd count's pair partner under HWY_SCALAR (wider vectors zeroed it above)
 }
 
-// Step 3 and 4 for channels [c0, c0 + kVecs * N) of one row: four int32 chains of
-// ReorderWidenMulAccumulate, so that no chain waits on its latency: kVecs channel vectors times
-// 4 / kVecs streams of pairs (pair u to stream u % streams).
 using PairTag = hn::CappedTag<int32_t, kI8ValueAlign>;  // a vector never crosses a pair row's end
 
-template <size_t kVecs>
+// Independent int32 accumulators a target's registers hold beside the values: 16 of 32 on
+// AVX-512; 8 elsewhere (16 registers on AVX2, and NEON's and SVE's multiply-adds keep two
+// accumulators per chain, ReorderWidenMulAccumulate's sum0 and sum1).
+#if EDGEATTN_TARGET_HAS_AVX512
+inline constexpr size_t kPairChains = 16;
+#else
+inline constexpr size_t kPairChains = 8;
+#endif
+
+// sum0 += the int16 pairs' products w q, summed per int32 lane (step 3's multiply-add).
+template <class V16, class V32>
+HWY_INLINE V32 MulAddPairsI16(PairTag d32, V16 w, V16 q, V32 sum0, V32& sum1) {
+#if EDGEATTN_I8_VALUES_VNNI
+  (void)d32, (void)sum1;
+  return V32{_mm512_dpwssd_epi32(sum0.raw, w.raw, q.raw)};
+#else
+  return hn::ReorderWidenMulAccumulate(d32, w, q, sum0, sum1);
+#endif
+}
+
+// Value vector kIndex of a loop step's four (SVE's sizeless vectors cannot form an array).
+template <size_t kIndex, class V>
+HWY_INLINE V PickValues(V w0, V w1, V w2, V w3) {
+  static_assert(kIndex < 4, "four value vectors");
+  if constexpr (kIndex == 0) {
+    return w0;
+  } else if constexpr (kIndex == 1) {
+    return w1;
+  } else if constexpr (kIndex == 2) {
+    return w2;
+  } else {
+    return w3;
+  }
+}
+
+// Steps 3 and 4 for kRows rows and channels [c0, c0 + kVecs * N): each step of the loop widens
+// kValues vectors of pair rows once for every row (kVecs channel vectors of kStreams pairs; more
+// than one stream where rows and vectors alone give fewer than four chains, so that no chain
+// waits on its latency), and each row's chain multiplies them by its pair's int16 word.
+template <size_t kRows, size_t kVecs>
 HWY_INLINE void AccumulatePairChannels(const uint8_t* HWY_RESTRICT panels, size_t dk, size_t pairs,
-                                       const int16_t* HWY_RESTRICT q, size_t c0, float step,
-                                       float* HWY_RESTRICT acc) {
-  static_assert(kVecs == 1 || kVecs == 2 || kVecs == 4, "four chains");
-  constexpr size_t kStreams = 4 / kVecs;
+                                       const I16Probabilities* probabilities, size_t c0,
+                                       float* HWY_RESTRICT acc, size_t ldacc) {
+  constexpr size_t kStreams = kRows * kVecs >= 4 ? 1 : 4 / (kRows * kVecs);
+  constexpr size_t kValues = kStreams * kVecs;
+  constexpr size_t kChains = kRows * kValues;
+  static_assert(kValues <= 4 && kChains <= kPairChains, "values and chains fit the registers");
   const PairTag d32;
   const hn::Repartition<int16_t, PairTag> d16;
   const hn::Rebind<int8_t, decltype(d16)> d8;
   const hn::RebindToFloat<PairTag> df;
   const size_t N = hn::Lanes(d32);
   const size_t pair_bytes = I8ValuePairBytes(dk);
-  auto a0 = hn::Zero(d32), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
-  // Chain c takes pair u + c / kVecs and channel vector c % kVecs.
-#define EDGEATTN_PAIR_CHAIN(c)                                                                   \
-  {                                                                                              \
-    const int8_t* row = reinterpret_cast<const int8_t*>(rows + (u + (c) / kVecs) * pair_bytes) + \
-                        (c) % kVecs * 2 * N;                                                     \
-    int32_t word;                                                                                \
-    memcpy(&word, words + 2 * (u + (c) / kVecs), sizeof(word));                                  \
-    a##c = hn::ReorderWidenMulAccumulate(d32, hn::PromoteTo(d16, hn::LoadU(d8, row)),            \
-                                         hn::BitCast(d16, hn::Set(d32, word)), a##c, b##c);      \
+  auto a0 = hn::Zero(d32), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+  auto a8 = a0, a9 = a0, a10 = a0, a11 = a0, a12 = a0, a13 = a0, a14 = a0, a15 = a0;
+  auto b0 = a0, b1 = a0, b2 = a0, b3 = a0, b4 = a0, b5 = a0, b6 = a0, b7 = a0;
+  auto b8 = a0, b9 = a0, b10 = a0, b11 = a0, b12 = a0, b13 = a0, b14 = a0, b15 = a0;
+  auto w0 = hn::Zero(d16), w1 = w0, w2 = w0, w3 = w0;
+  // Value vector i: pair u + i / kVecs, channel vector i % kVecs.
+#define EDGEATTN_PAIR_VALUES(i)                                                                 \
+  if (i < kValues) {                                                                            \
+    w##i = hn::PromoteTo(d16, hn::LoadU(d8, reinterpret_cast<const int8_t*>(                    \
+                                                rows + (u + (i) / kVecs) * pair_bytes) +        \
+                                                (i) % kVecs * 2 * N));                          \
   }
+  // Chain c: row c / kValues, value vector c % kValues.
+#define EDGEATTN_PAIR_CHAIN(c)                                                                  \
+  if (c < kChains) {                                                                            \
+    constexpr size_t kValue = (c) % kValues;                                                    \
+    int32_t word;                                                                               \
+    memcpy(&word, probabilities[(c) / kValues].q + 2 * (u0 + u + kValue / kVecs), sizeof(word)); \
+    a##c = MulAddPairsI16(d32, PickValues<kValue>(w0, w1, w2, w3),                              \
+                          hn::BitCast(d16, hn::Set(d32, word)), a##c, b##c);                    \
+  }
+#define EDGEATTN_PAIR_ALL(X) \
+  X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
   for (size_t u0 = 0; u0 < pairs; u0 += kI8ValuePanel / 2) {
     const uint8_t* HWY_RESTRICT rows =
         panels + u0 / (kI8ValuePanel / 2) * I8ValuePanelBytes(dk) + 2 * c0;
-    const int16_t* HWY_RESTRICT words = q + 2 * u0;
     const size_t n = HWY_MIN(kI8ValuePanel / 2, pairs - u0);
     size_t u = 0;
     for (; u + kStreams <= n; u += kStreams) {
-      EDGEATTN_PAIR_CHAIN(0) EDGEATTN_PAIR_CHAIN(1) EDGEATTN_PAIR_CHAIN(2) EDGEATTN_PAIR_CHAIN(3)
+      EDGEATTN_PAIR_VALUES(0) EDGEATTN_PAIR_VALUES(1) EDGEATTN_PAIR_VALUES(2)
+      EDGEATTN_PAIR_VALUES(3)
+      EDGEATTN_PAIR_ALL(EDGEATTN_PAIR_CHAIN)
     }
-    for (; u < n; ++u) {  // stream 0's chains
-      EDGEATTN_PAIR_CHAIN(0)
-      if (kVecs > 1) EDGEATTN_PAIR_CHAIN(1)
+    for (; u < n; ++u) {  // the first stream's values and chains
+      EDGEATTN_PAIR_VALUES(0) if (kVecs > 1) EDGEATTN_PAIR_VALUES(1)
+      if (kVecs > 2) { EDGEATTN_PAIR_VALUES(2) EDGEATTN_PAIR_VALUES(3) }
+#define EDGEATTN_PAIR_FIRST_STREAM(c) \
+  if ((c) % kValues < kVecs) EDGEATTN_PAIR_CHAIN(c)
+      EDGEATTN_PAIR_ALL(EDGEATTN_PAIR_FIRST_STREAM)
     }
   }
+  // Each chain's sums in channel order, then per row and channel vector: the streams' sum,
+  // times the row's step, into its accumulators.
+  HWY_ALIGN int32_t sums[kChains * kI8ValueAlign];
+#define EDGEATTN_PAIR_STORE(c) \
+  if (c < kChains) hn::StoreU(hn::RearrangeToOddPlusEven(a##c, b##c), d32, sums + (c) * N);
+  EDGEATTN_PAIR_ALL(EDGEATTN_PAIR_STORE)
+#undef EDGEATTN_PAIR_STORE
+#undef EDGEATTN_PAIR_FIRST_STREAM
+#undef EDGEATTN_PAIR_ALL
 #undef EDGEATTN_PAIR_CHAIN
-  const auto s0 = hn::RearrangeToOddPlusEven(a0, b0), s1 = hn::RearrangeToOddPlusEven(a1, b1);
-  const auto s2 = hn::RearrangeToOddPlusEven(a2, b2), s3 = hn::RearrangeToOddPlusEven(a3, b3);
-  const auto vstep = hn::Set(df, step);
-  const auto add = [&](size_t v, hn::Vec<PairTag> sums) HWY_ATTR {
-    float* HWY_RESTRICT out = acc + c0 + v * N;
-    hn::StoreU(hn::MulAdd(hn::ConvertTo(df, sums), vstep, hn::LoadU(df, out)), df, out);
-  };
-  if (kVecs == 4) {
-    add(0, s0), add(1, s1), add(2, s2), add(3, s3);
-  } else if (kVecs == 2) {
-    add(0, hn::Add(s0, s2)), add(1, hn::Add(s1, s3));
-  } else {
-    add(0, hn::Add(hn::Add(s0, s1), hn::Add(s2, s3)));
+#undef EDGEATTN_PAIR_VALUES
+  for (size_t r = 0; r < kRows; ++r) {
+    const auto step = hn::Set(df, probabilities[r].step);
+    for (size_t v = 0; v < kVecs; ++v) {
+      auto total = hn::LoadU(d32, sums + (r * kValues + v) * N);
+      for (size_t s = 1; s < kStreams; ++s) {
+        total = hn::Add(total, hn::LoadU(d32, sums + (r * kValues + s * kVecs + v) * N));
+      }
+      float* HWY_RESTRICT out = acc + r * ldacc + c0 + v * N;
+      hn::StoreU(hn::MulAdd(hn::ConvertTo(df, total), step, hn::LoadU(df, out)), df, out);
+    }
   }
 }
 
-// acc[0, RoundUp(dk, kI8ValueAlign)) += the tile's P V of one row, from its int16 probabilities
-// over `keys` positions of the panels.
-HWY_INLINE void AccumulateTileValuesI8(const uint8_t* HWY_RESTRICT panels, size_t dk, size_t keys,
-                                       const I16Probabilities& probabilities,
-                                       float* HWY_RESTRICT acc) {
+// Channels of kRows rows in blocks of up to four vectors (pair rows are whole vectors).
+template <size_t kRows>
+HWY_INLINE void AccumulatePairRows(const uint8_t* HWY_RESTRICT panels, size_t dk, size_t pairs,
+                                   const I16Probabilities* probabilities, float* HWY_RESTRICT acc,
+                                   size_t ldacc) {
+  constexpr size_t kBlock = HWY_MIN(4, kPairChains / kRows);
   const size_t N = hn::Lanes(PairTag());
   const size_t vecs = I8ValuePairBytes(dk) / 2 / N;
-  const size_t pairs = (keys + 1) / 2;
-  const float step = probabilities.step;
   size_t v = 0;
-  for (; v + 4 <= vecs; v += 4) {
-    AccumulatePairChannels<4>(panels, dk, pairs, probabilities.q, v * N, step, acc);
+  for (; v + kBlock <= vecs; v += kBlock) {
+    AccumulatePairChannels<kRows, kBlock>(panels, dk, pairs, probabilities, v * N, acc, ldacc);
   }
-  if (v + 2 <= vecs) {
-    AccumulatePairChannels<2>(panels, dk, pairs, probabilities.q, v * N, step, acc);
+  if (kBlock > 2 && v + 2 <= vecs) {
+    AccumulatePairChannels<kRows, 2>(panels, dk, pairs, probabilities, v * N, acc, ldacc);
     v += 2;
   }
-  if (v < vecs) AccumulatePairChannels<1>(panels, dk, pairs, probabilities.q, v * N, step, acc);
+  if (v < vecs) {
+    AccumulatePairChannels<kRows, 1>(panels, dk, pairs, probabilities, v * N, acc, ldacc);
+  }
+}
+
+// Rows of acc (ldacc apart; RoundUp(dk, kI8ValueAlign) columns) += the tile's P V over `keys`
+// positions of the panels, from each row's int16 probabilities: rows in groups that share each
+// widened value vector.
+HWY_INLINE void AccumulateTileValuesI8(const uint8_t* HWY_RESTRICT panels, size_t dk, size_t keys,
+                                       const I16Probabilities* probabilities, size_t rows,
+                                       float* HWY_RESTRICT acc, size_t ldacc) {
+  constexpr size_t kMaxRows = kPairChains / 4;
+  const size_t pairs = (keys + 1) / 2;
+  size_t r = 0;
+  for (; r + kMaxRows <= rows; r += kMaxRows) {
+    AccumulatePairRows<kMaxRows>(panels, dk, pairs, probabilities + r, acc + r * ldacc, ldacc);
+  }
+  if (kMaxRows > 2 && r + 2 <= rows) {
+    AccumulatePairRows<2>(panels, dk, pairs, probabilities + r, acc + r * ldacc, ldacc);
+    r += 2;
+  }
+  if (r < rows) AccumulatePairRows<1>(panels, dk, pairs, probabilities + r, acc + r * ldacc, ldacc);
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)
@@ -169,4 +263,5 @@ HWY_INLINE void AccumulateTileValuesI8(const uint8_t* HWY_RESTRICT panels, size_
 }  // namespace edgeattn
 HWY_AFTER_NAMESPACE();
 
+#undef EDGEATTN_I8_VALUES_VNNI
 #endif  // EDGEATTN_SIMD_KV_INT8_VALUES_INL_H_
