@@ -270,6 +270,34 @@ BENCHMARK(BM_AttentionCompactKv)
     })
     ->Unit(benchmark::kMicrosecond);
 
+// One head's keys and values packed into each kernel's layout, as a forward call packs them
+// before it attends: `positions` rows of dk 64 in one call.
+void BM_PackCompactKv(benchmark::State& state) {
+  const std::size_t positions = state.range(0), dk = 64;
+  const simd::AttentionKernel& kernel = *AllAttentionKernels()[state.range(1)];
+  auto keys = hwy::AllocateAligned<std::uint8_t>(kernel.keys_bytes(positions, dk));
+  auto values = hwy::AllocateAligned<std::uint8_t>(kernel.values_bytes(positions, dk));
+  const std::vector<float> k = RandomActivations(positions * dk, 2);
+  const std::vector<float> v = RandomActivations(positions * dk, 3);
+  for (auto _ : state) {
+    kernel.pack(k.data(), dk, v.data(), dk, 0, positions, positions, dk, keys.get(), values.get());
+    benchmark::DoNotOptimize(keys.get());
+    benchmark::DoNotOptimize(values.get());
+  }
+  state.counters["ns/position"] = benchmark::Counter(
+      double(positions) * 1e-9, benchmark::Counter::kIsIterationInvariantRate |
+                                    benchmark::Counter::kInvert);
+  state.SetLabel(kernel.name);
+}
+BENCHMARK(BM_PackCompactKv)
+    ->ArgNames({"positions", "kernel"})
+    ->Apply([](benchmark::internal::Benchmark* b) {
+      for (std::size_t i = 0; i < AllAttentionKernels().size(); ++i) {
+        b->Args({128, static_cast<std::int64_t>(i)});
+      }
+    })
+    ->Unit(benchmark::kMicrosecond);
+
 void BM_PeakFma(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(bench::PeakFmaGflops());
   state.counters["GFLOP/s"] = bench::PeakFmaGflops();

@@ -38,22 +38,26 @@ HWY_INLINE void RotateI8Blocks(float* HWY_RESTRICT x, size_t n, size_t block) {
   const QuantTag d;
   const hn::RebindToSigned<QuantTag> di;
   const size_t N = hn::Lanes(d);  // a power of two, as SVE's vector lengths are
-  constexpr size_t kMaxLevels = 4;  // halves 1, 2, 4, 8 within 16 lanes
-  HWY_ALIGN int32_t partner[kMaxLevels][hn::MaxLanes(QuantTag())];
-  size_t levels = 0;
-  for (size_t half = 1; half < HWY_MIN(N, block); half *= 2, ++levels) {
-    for (size_t i = 0; i < N; ++i) partner[levels][i] = static_cast<int32_t>(i ^ half);
-  }
-  for (size_t i = 0; levels != 0 && i < n; i += N) {
-    auto v = LoadPartial(d, x + i, n - i);
-    for (size_t level = 0; level < levels; ++level) {
-      const auto other = hn::TableLookupLanes(v, hn::SetTableIndices(d, partner[level]));
-      // The upper lane of a pair is the one whose partner has the lower index.
-      const auto upper =
-          hn::RebindMask(d, hn::Lt(hn::Load(di, partner[level]), hn::Iota(di, 0)));
-      v = hn::IfThenElse(upper, hn::Sub(other, v), hn::Add(v, other));
+  const size_t in_vector = HWY_MIN(N, block);
+  const auto lanes = hn::Iota(di, 0);
+  const auto butterfly = [&](hn::Vec<QuantTag> v, size_t half) HWY_ATTR {
+    const auto vhalf = hn::Set(di, static_cast<int32_t>(half));
+    const auto other = hn::TableLookupLanes(v, hn::IndicesFromVec(d, hn::Xor(lanes, vhalf)));
+    // The upper lane of a pair is the one with bit `half` set.
+    return hn::IfThenElse(hn::RebindMask(d, hn::TestBit(lanes, vhalf)), hn::Sub(other, v),
+                          hn::Add(v, other));
+  };
+  // Two vectors at a time: each level waits on the one before, so two chains keep the pipes fed.
+  for (size_t i = 0; in_vector > 1 && i < n; i += 2 * N) {
+    float* HWY_RESTRICT x1 = x + HWY_MIN(n, i + N);  // the second vector, empty past n
+    auto v0 = LoadPartial(d, x + i, n - i);
+    auto v1 = LoadPartial(d, x1, n - HWY_MIN(n, i + N));
+    for (size_t half = 1; half < in_vector; half *= 2) {
+      v0 = butterfly(v0, half);
+      v1 = butterfly(v1, half);
     }
-    StorePartial(d, v, x + i, n - i);
+    StorePartial(d, v0, x + i, n - i);
+    StorePartial(d, v1, x1, n - HWY_MIN(n, i + N));
   }
   for (size_t half = HWY_MAX(N, size_t{1}); half < block; half *= 2) {
     for (size_t i = 0; i < n; i += 2 * half) {
@@ -128,7 +132,8 @@ HWY_INLINE size_t I8KeyChunk(size_t dk, size_t c) { return HWY_MIN(kMaxI8Rotatio
 
 // Key `lane` of a panel: the key rotated per block and rounded with the rotated row's scale;
 // channel c at byte c % 4 of the lane's word in group c / 4, stored + 128; the scale after the
-// groups. The rotation runs twice (scale, then bytes) rather than keeping a dk-long copy.
+// groups. A key of more than one chunk is rotated twice (scale, then bytes) rather than kept in a
+// dk-long copy; one of a single chunk (dk <= 128) keeps its rotation.
 HWY_INLINE void PackI8Key(const float* HWY_RESTRICT k, size_t dk, size_t lane,
                           uint8_t* HWY_RESTRICT panel) {
   const size_t block = I8RotationBlock(dk);
@@ -143,8 +148,10 @@ HWY_INLINE void PackI8Key(const float* HWY_RESTRICT k, size_t dk, size_t lane,
   const I8RowScale s = I8RowScaleOfMax(max);
   for (size_t c = 0; c < dk; c += kMaxI8RotationBlock) {
     const size_t n = I8KeyChunk(dk, c);
-    memcpy(rotated, k + c, n * sizeof(float));
-    RotateI8Blocks(rotated, n, block);
+    if (dk > kMaxI8RotationBlock) {
+      memcpy(rotated, k + c, n * sizeof(float));
+      RotateI8Blocks(rotated, n, block);
+    }
     int8_t bytes[kMaxI8RotationBlock + 3];
     RoundRowToI8(rotated, n, s, static_cast<int8_t>(0x80), bytes);
     memset(bytes + n, 0x80, 3);  // channels past dk in the last group: zeros, + 128
@@ -160,18 +167,24 @@ HWY_INLINE void PackI8Key(const float* HWY_RESTRICT k, size_t dk, size_t lane,
 // position is past the stored ones, and its bytes are zeroed too.
 HWY_INLINE void PackI8Value(const float* HWY_RESTRICT v, size_t dk, size_t lane, bool alone,
                             uint8_t* HWY_RESTRICT panel) {
+  // A channel's two bytes as one little-endian 16-bit lane: this position's byte goes into the
+  // half `lane % 2`, the partner's half is kept (or zeroed, alone), 8 channels a vector.
+  const hn::CappedTag<uint8_t, 8> d8;
+  const hn::Rebind<uint16_t, decltype(d8)> d16;
   const size_t padded = I8ValuePairBytes(dk) / 2;
-  uint8_t* HWY_RESTRICT pair = panel + lane / 2 * I8ValuePairBytes(dk);
-  const size_t half = lane % 2;
+  uint16_t* HWY_RESTRICT pair =
+      reinterpret_cast<uint16_t*>(panel + lane / 2 * I8ValuePairBytes(dk));
+  const auto keep = hn::Set(d16, alone ? 0 : lane % 2 == 0 ? 0xFF00 : 0x00FF);
   const I8RowScale s = I8RowScaleOfMax(CombineAbsMax(0.0f, v, dk));
   for (size_t c0 = 0; c0 < padded; c0 += kMaxI8RotationBlock) {
     const size_t n = HWY_MIN(kMaxI8RotationBlock, padded - c0);
     const size_t channels = HWY_MIN(n, dk - HWY_MIN(dk, c0));  // past dk: the padding's zeros
-    int8_t bytes[kMaxI8RotationBlock] = {};
-    if (channels != 0) RoundRowToI8(v + c0, channels, s, 0, bytes);
-    for (size_t c = 0; c < n; ++c) pair[2 * (c0 + c) + half] = static_cast<uint8_t>(bytes[c]);
-    if (alone) {
-      for (size_t c = 0; c < n; ++c) pair[2 * (c0 + c) + 1 - half] = 0;
+    HWY_ALIGN uint8_t bytes[kMaxI8RotationBlock] = {};
+    if (channels != 0) RoundRowToI8(v + c0, channels, s, 0, reinterpret_cast<int8_t*>(bytes));
+    for (size_t c = 0; c < n; c += hn::Lanes(d16)) {
+      auto mine = hn::PromoteTo(d16, hn::LoadU(d8, bytes + c));
+      if (lane % 2 == 1) mine = hn::ShiftLeft<8>(mine);
+      hn::StoreU(hn::Or(hn::And(hn::LoadU(d16, pair + c0 + c), keep), mine), d16, pair + c0 + c);
     }
   }
   memcpy(panel + kI8ValuePanel / 2 * I8ValuePairBytes(dk) + lane * sizeof(float), &s.scale,
