@@ -17,6 +17,7 @@
 #include "simd/attention_kv.h"
 #include "simd/half_float.h"
 #include "simd/kv_int8_rows-inl.h"
+#include "simd/softmax-inl.h"
 #include "simd/targets.h"
 #include "tests/simd/attention_head.h"
 #include "tests/simd/attention_reference.h"
@@ -331,6 +332,65 @@ void CheckVariantsAgree(const simd::AttentionKernel& kernel) {
   }
 }
 
+// The int8 kernels' P V bit for bit, where the scores are known exactly: a zero query row scores
+// 0 against every key, so every visible key's probability is this target's exp2(0) (not 1: the
+// polynomial's constant), and the row's sum and the probabilities come from the kernel's own
+// softmax step on that row. Then p'_j = p_j scale_j, q_j = p'_j (32767 / max p') rounded to
+// nearest even, and one tile's output is float(sum_j q_j v_j) * step * (1 / sum)
+// (kv_int8_values-inl.h): one tile (lk <= 256), so the accumulation is a single rounding whether
+// or not MulAdd fuses. Rows see different keys (causal), so each row has its own step; the row
+// groups of 4, 2 and 1, the channel blocks of 4, 2 and 1 vectors and odd pair counts all run.
+void CheckI8ValuesExact(const simd::AttentionKernel& kernel) {
+  if (kernel.kv != simd::KvType::kI8) return;
+  uint32_t seed = 900;
+  for (size_t dk : {1, 17, 33, 48, 80, 129}) {
+    for (size_t lk : {1, 2, 63, 65, 129, 256}) {
+      for (size_t lq : {1, 2, 3, 5, 9}) {
+        if (lq > lk) continue;
+        Head head(kernel, lq, lk, dk, seed);
+        seed += 3;
+        std::fill(head.q.begin(), head.q.end(), 0.0f);
+        for (size_t j = 0; j < lk; j += 5) {  // scales that differ by orders of magnitude
+          for (size_t c = 0; c < dk; ++c) head.v[j * head.ld + c] *= 1e-3f;
+        }
+        std::vector<float> out(lq * head.ld, -3.0f);
+        simd::AttentionHeadArgs args = head.Args(out.data());
+        args.mask.causal = true;
+        args.mask.causal_offset = lk - lq;
+        head.Run(args, {});
+        std::vector<int8_t> v8(lk * dk);
+        std::vector<float> scales(lk);
+        for (size_t j = 0; j < lk; ++j) {
+          scales[j] = ModelQuantizeI8(head.v.data() + j * head.ld, dk, v8.data() + j * dk);
+        }
+        for (size_t i = 0; i < lq; ++i) {
+          const size_t visible = lk - lq + i + 1;
+          HWY_ALIGN float p[simd::kAttentionKeyTile];
+          std::fill(p, p + lk, -HUGE_VALF);
+          std::fill(p, p + visible, 0.0f);
+          namespace hn = hwy::HWY_NAMESPACE;
+          const simd::HWY_NAMESPACE::RowTag d;
+          const float row_sum =
+              hn::GetLane(hn::SumOfLanes(d, simd::HWY_NAMESPACE::Exp2ShiftSumF32(p, lk, 0.0f)));
+          float max = 0.0f;
+          for (size_t j = 0; j < visible; ++j) max = std::max(max, p[j] * scales[j]);
+          const float step = max / 32767.0f, inverse = 32767.0f / max;
+          for (size_t c = 0; c < dk; ++c) {
+            int64_t sum = 0;
+            for (size_t j = 0; j < visible; ++j) {
+              const float scaled = p[j] * scales[j] * inverse;
+              sum += static_cast<int64_t>(std::nearbyint(scaled)) * v8[j * dk + c];
+            }
+            const float want = float(sum) * step * (1.0f / row_sum);
+            ASSERT_EQ(out[i * head.ld + c], want)
+                << "dk=" << dk << " lk=" << lk << " lq=" << lq << " row " << i << " col " << c;
+          }
+        }
+      }
+    }
+  }
+}
+
 // A NaN key or value poisons the rows that see it (NaN). Rows that do not see a NaN key stay
 // finite; a NaN value, as in the fp32 kernel, may reach the rows of its block that mask it
 // (0 * NaN in P V).
@@ -461,6 +521,14 @@ void CheckI8PackMatchesModel(const simd::AttentionKernel& kernel) {
     kernel.pack(k.data(), ld, v.data(), ld, 0, 33, 33, dk, keys.data(), values.data());
     kernel.pack(k.data() + 33 * ld, ld, v.data() + 33 * ld, ld, 33, lk - 33, lk, dk, keys.data(),
                 values.data());
+    // A ring's rewrite inside the stored slots (first + count < stored) keeps the other half of
+    // each pair: an even slot's partner, an odd slot's, and that of a run across a panel's edge
+    // ending on an even slot.
+    for (size_t first : {10, 13, 61}) {
+      const size_t count = first == 61 ? 4 : 1;
+      kernel.pack(k.data() + first * ld, ld, v.data() + first * ld, ld, first, count, lk, dk,
+                  keys.data(), values.data());
+    }
     const testing_support::ModelI8Pack want = ModelPackI8(k.data(), ld, v.data(), ld, lk, dk);
     ASSERT_EQ(keys, want.keys);
     ASSERT_EQ(values.size(), want.values.size());
@@ -475,6 +543,7 @@ void CheckI8PackMatchesModel(const simd::AttentionKernel& kernel) {
 void TestCompactKvMatchesModel() { ForEachKernel(CheckMatchesModel); }
 void TestCompactKvVariantsAgree() { ForEachKernel(CheckVariantsAgree); }
 void TestCompactKvWeights() { ForEachKernel(CheckWeightsMatchModel); }
+void TestCompactKvI8ValuesExact() { ForEachKernel(CheckI8ValuesExact); }
 void TestCompactKvNonFinite() { ForEachKernel(CheckNonFinite); }
 void TestCompactKvI8Pack() { ForEachKernel(CheckI8PackMatchesModel); }
 
@@ -490,6 +559,7 @@ HWY_BEFORE_TEST(AttentionKvTest);
 HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvMatchesModel);
 HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvVariantsAgree);
 HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvWeights);
+HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvI8ValuesExact);
 HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvNonFinite);
 HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvI8Pack);
 HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestI8RowRounding);
