@@ -17,7 +17,7 @@
 //       P V is an integer dot product too: each value's scale is folded into its probability,
 //       a row's products in a key tile are rounded to int16 with the tile's own step (largest /
 //       32767), and the int16 products meet the int8 values in int32 sums over pairs of
-//       positions (vpmaddwd, smlal), then one fp32 multiply-add per channel and tile
+//       positions (vpdpwssd, vpmaddwd, smlal), then one fp32 multiply-add per channel and tile
 //       (kv_int8_values-inl.h). Softmax statistics and accumulation are fp32 throughout, as in
 //       the fp32 kernel. The int8 kernels give bit-identical results.
 //

@@ -11,8 +11,8 @@
 // of keys and up to four rows, and a VNNI instruction multiplies the pair. Step 3's integers do
 // not depend on the order of the sums, so every target and kernel gets the same bits. A row
 // whose largest p' is NaN (a NaN value's scale) makes its accumulators NaN, as fp32 values
-// would; one below 2^-100 (probabilities that far below the row's largest, or values that
-// small) adds nothing.
+// would; one whose largest p' is tiny rounds p' * 2^64 (exact), so that the step stays a normal
+// float down to the smallest values the format stores (kMinI8RowMax).
 
 #if defined(EDGEATTN_SIMD_KV_INT8_VALUES_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EDGEATTN_SIMD_KV_INT8_VALUES_INL_H_
@@ -52,16 +52,22 @@ namespace hn = hwy::HWY_NAMESPACE;
 // Key tiles start on value panels.
 static_assert(kAttentionKeyTile % kI8ValuePanel == 0, "a key tile is whole value panels");
 
-// Below this, a row's largest p' in a tile adds nothing: 32767 / max stays finite.
-inline constexpr float kMinI16ProbabilityMax = 0x1p-100f;
+// A tile whose largest p' is below kI16PrescaleBelow rounds p' * kI16Prescale: 32767 / max then
+// stays finite and the step normal (max >= 2^-149 becomes >= 2^-85).
+inline constexpr float kI16PrescaleBelow = 0x1p-64f;
+inline constexpr float kI16Prescale = 0x1p64f;
 
 // A row's int16 probabilities of one tile: whole pairs, zeros past the tile's keys.
 struct I16Probabilities {
   HWY_ALIGN int16_t q[kAttentionKeyTile + kMaxFloatLanes];
-  float step;  // 0 (q all zero): the tile adds nothing to the row; NaN (q zero): it poisons it
+  // A sum's unit is step * unscale (unscale: 1, or 1 / kI16Prescale). step 0 (q all zero): the
+  // tile adds nothing to the row; NaN (q zero): it poisons it.
+  float step;
+  float unscale;
 };
 
-// Steps 1 and 2 for p[0, keys) of one row; the tile's scales lie in its panels.
+// Steps 1 and 2 for p[0, keys) of one row, whose p it leaves as p'; the tile's scales lie in
+// its panels.
 HWY_INLINE void QuantizeTileProbabilities(float* HWY_RESTRICT p, const uint8_t* HWY_RESTRICT panels,
                                           size_t keys, size_t dk, I16Probabilities& out) {
   const RowTag d;
@@ -82,16 +88,20 @@ HWY_INLINE void QuantizeTileProbabilities(float* HWY_RESTRICT p, const uint8_t* 
   }
   const float max = hn::GetLane(hn::MaxOfLanes(d, vmax));
   const float sum = hn::GetLane(hn::SumOfLanes(d, vsum));
-  if (sum != sum || max < kMinI16ProbabilityMax) {
+  out.unscale = 1.0f;
+  if (sum != sum || max == 0.0f) {
     // Zeros: the row's sums stay 0, and 0 times a NaN step still poisons its accumulators.
     out.step = sum != sum ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
     memset(out.q, 0, (keys + 1) * sizeof(int16_t));
     return;
   }
-  out.step = max / 32767.0f;
-  const auto inverse = hn::Set(d, 32767.0f / max);
+  const float prescale = max < kI16PrescaleBelow ? kI16Prescale : 1.0f;
+  out.unscale = 1.0f / prescale;
+  out.step = max * prescale / 32767.0f;
+  const auto vprescale = hn::Set(d, prescale);
+  const auto inverse = hn::Set(d, 32767.0f / (max * prescale));
   for (size_t j = 0; j < keys; j += N) {
-    const auto v = hn::Mul(LoadPartial(d, p + j, keys - j), inverse);
+    const auto v = hn::Mul(hn::Mul(LoadPartial(d, p + j, keys - j), vprescale), inverse);
     hn::StoreU(hn::DemoteTo(d16, hn::NearestInt(v)), d16, out.q + j);
   }
   out.q[keys] = 0;  // an odd count's pair partner under HWY_SCALAR (wider vectors zeroed it above)
@@ -159,14 +169,14 @@ HWY_INLINE void AccumulatePairChannels(const uint8_t* HWY_RESTRICT panels, size_
   auto w0 = hn::Zero(d16), w1 = w0, w2 = w0, w3 = w0;
   // Value vector i: pair u + i / kVecs, channel vector i % kVecs.
 #define EDGEATTN_PAIR_VALUES(i)                                                                 \
-  if (i < kValues) {                                                                            \
+  if constexpr ((i) < kValues) {                                                                \
     w##i = hn::PromoteTo(d16, hn::LoadU(d8, reinterpret_cast<const int8_t*>(                    \
                                                 rows + (u + (i) / kVecs) * pair_bytes) +        \
                                                 (i) % kVecs * 2 * N));                          \
   }
   // Chain c: row c / kValues, value vector c % kValues.
 #define EDGEATTN_PAIR_CHAIN(c)                                                                  \
-  if (c < kChains) {                                                                            \
+  if constexpr ((c) < kChains) {                                                                \
     constexpr size_t kValue = (c) % kValues;                                                    \
     int32_t word;                                                                               \
     memcpy(&word, probabilities[(c) / kValues].q + 2 * (u0 + u + kValue / kVecs), sizeof(word)); \
@@ -185,19 +195,22 @@ HWY_INLINE void AccumulatePairChannels(const uint8_t* HWY_RESTRICT panels, size_
       EDGEATTN_PAIR_VALUES(3)
       EDGEATTN_PAIR_ALL(EDGEATTN_PAIR_CHAIN)
     }
-    for (; u < n; ++u) {  // the first stream's values and chains
-      EDGEATTN_PAIR_VALUES(0) if (kVecs > 1) EDGEATTN_PAIR_VALUES(1)
-      if (kVecs > 2) { EDGEATTN_PAIR_VALUES(2) EDGEATTN_PAIR_VALUES(3) }
+    // The first stream's values and chains for the pairs left (none with one stream).
+    for (; kStreams > 1 && u < n; ++u) {
+      EDGEATTN_PAIR_VALUES(0)
+      if constexpr (kVecs > 1) EDGEATTN_PAIR_VALUES(1)
 #define EDGEATTN_PAIR_FIRST_STREAM(c) \
-  if ((c) % kValues < kVecs) EDGEATTN_PAIR_CHAIN(c)
+  if constexpr ((c) % kValues < kVecs) EDGEATTN_PAIR_CHAIN(c)
       EDGEATTN_PAIR_ALL(EDGEATTN_PAIR_FIRST_STREAM)
     }
   }
   // Each chain's sums in channel order, then per row and channel vector: the streams' sum,
-  // times the row's step, into its accumulators.
+  // times the row's step (and unscale), into its accumulators.
   HWY_ALIGN int32_t sums[kChains * kI8ValueAlign];
-#define EDGEATTN_PAIR_STORE(c) \
-  if (c < kChains) hn::StoreU(hn::RearrangeToOddPlusEven(a##c, b##c), d32, sums + (c) * N);
+#define EDGEATTN_PAIR_STORE(c)                                               \
+  if constexpr ((c) < kChains) {                                             \
+    hn::StoreU(hn::RearrangeToOddPlusEven(a##c, b##c), d32, sums + (c) * N); \
+  }
   EDGEATTN_PAIR_ALL(EDGEATTN_PAIR_STORE)
 #undef EDGEATTN_PAIR_STORE
 #undef EDGEATTN_PAIR_FIRST_STREAM
@@ -206,13 +219,18 @@ HWY_INLINE void AccumulatePairChannels(const uint8_t* HWY_RESTRICT panels, size_
 #undef EDGEATTN_PAIR_VALUES
   for (size_t r = 0; r < kRows; ++r) {
     const auto step = hn::Set(df, probabilities[r].step);
+    const float unscale = probabilities[r].unscale;
     for (size_t v = 0; v < kVecs; ++v) {
       auto total = hn::LoadU(d32, sums + (r * kValues + v) * N);
       for (size_t s = 1; s < kStreams; ++s) {
         total = hn::Add(total, hn::LoadU(d32, sums + (r * kValues + s * kVecs + v) * N));
       }
       float* HWY_RESTRICT out = acc + r * ldacc + c0 + v * N;
-      hn::StoreU(hn::MulAdd(hn::ConvertTo(df, total), step, hn::LoadU(df, out)), df, out);
+      const auto products = hn::ConvertTo(df, total);
+      const auto sum = unscale == 1.0f ? hn::MulAdd(products, step, hn::LoadU(df, out))
+                                       : hn::MulAdd(hn::Mul(products, step),
+                                                    hn::Set(df, unscale), hn::LoadU(df, out));
+      hn::StoreU(sum, df, out);
     }
   }
 }
@@ -222,14 +240,13 @@ template <size_t kRows>
 HWY_INLINE void AccumulatePairRows(const uint8_t* HWY_RESTRICT panels, size_t dk, size_t pairs,
                                    const I16Probabilities* probabilities, float* HWY_RESTRICT acc,
                                    size_t ldacc) {
-  constexpr size_t kBlock = HWY_MIN(4, kPairChains / kRows);
   const size_t N = hn::Lanes(PairTag());
   const size_t vecs = I8ValuePairBytes(dk) / 2 / N;
   size_t v = 0;
-  for (; v + kBlock <= vecs; v += kBlock) {
-    AccumulatePairChannels<kRows, kBlock>(panels, dk, pairs, probabilities, v * N, acc, ldacc);
+  for (; v + 4 <= vecs; v += 4) {
+    AccumulatePairChannels<kRows, 4>(panels, dk, pairs, probabilities, v * N, acc, ldacc);
   }
-  if (kBlock > 2 && v + 2 <= vecs) {
+  if (v + 2 <= vecs) {
     AccumulatePairChannels<kRows, 2>(panels, dk, pairs, probabilities, v * N, acc, ldacc);
     v += 2;
   }

@@ -391,6 +391,31 @@ void CheckI8ValuesExact(const simd::AttentionKernel& kernel) {
   }
 }
 
+// Values 2^-100 and 2^-110 times as large give outputs as much smaller, to a few ulp: every
+// float in the int8 format and kernel scales exactly by a power of two while it stays normal.
+// Their tiles' largest p' (near 2^-107 and 2^-117) once added nothing (below 2^-100); at 2^-117
+// the int8 P V's 32767 / max would overflow unless p' is rounded times 2^64.
+void CheckI8TinyValues(const simd::AttentionKernel& kernel) {
+  if (kernel.kv != simd::KvType::kI8) return;
+  for (float tiny_scale : {0x1p-100f, 0x1p-110f}) {
+    Head head(kernel, 3, 300, 17, 41);
+    std::vector<float> out(3 * head.ld), tiny(3 * head.ld);
+    head.Run(head.Args(out.data()), {});
+    float max_v = 0.0f;  // the accumulators' scale, whose ulps the two runs' roundings differ by
+    for (float& x : head.v) {
+      max_v = std::max(max_v, std::fabs(x));
+      x *= tiny_scale;
+    }
+    head.Run(head.Args(tiny.data()), {});
+    for (size_t i = 0; i < 3; ++i) {
+      for (size_t c = 0; c < head.dk; ++c) {
+        ASSERT_NEAR(tiny[i * head.ld + c] / tiny_scale, out[i * head.ld + c], 1e-6f * max_v)
+            << "scale " << tiny_scale << " row " << i << " col " << c;
+      }
+    }
+  }
+}
+
 // A NaN key or value poisons the rows that see it (NaN). Rows that do not see a NaN key stay
 // finite; a NaN value, as in the fp32 kernel, may reach the rows of its block that mask it
 // (0 * NaN in P V).
@@ -544,6 +569,7 @@ void TestCompactKvMatchesModel() { ForEachKernel(CheckMatchesModel); }
 void TestCompactKvVariantsAgree() { ForEachKernel(CheckVariantsAgree); }
 void TestCompactKvWeights() { ForEachKernel(CheckWeightsMatchModel); }
 void TestCompactKvI8ValuesExact() { ForEachKernel(CheckI8ValuesExact); }
+void TestCompactKvTinyValues() { ForEachKernel(CheckI8TinyValues); }
 void TestCompactKvNonFinite() { ForEachKernel(CheckNonFinite); }
 void TestCompactKvI8Pack() { ForEachKernel(CheckI8PackMatchesModel); }
 
@@ -560,6 +586,7 @@ HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvMatchesModel);
 HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvVariantsAgree);
 HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvWeights);
 HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvI8ValuesExact);
+HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvTinyValues);
 HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvNonFinite);
 HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestCompactKvI8Pack);
 HWY_EXPORT_AND_TEST_P(AttentionKvTest, TestI8RowRounding);
