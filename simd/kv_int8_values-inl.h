@@ -144,6 +144,35 @@ HWY_INLINE V PickValues(V w0, V w1, V w2, V w3) {
   }
 }
 
+// Step 4 for kRows rows and channels [c0, c0 + kVecs * N): per row and channel vector, the sum of
+// its chains' int32 sums (chain (row r, stream s, vector v) at sums[(r * kStreams * kVecs + s *
+// kVecs + v) * N]), times the row's step (and unscale), into its accumulators.
+template <size_t kRows, size_t kVecs, size_t kStreams>
+HWY_INLINE void AddPairSums(const int32_t* HWY_RESTRICT sums,
+                            const I16Probabilities* probabilities, size_t c0,
+                            float* HWY_RESTRICT acc, size_t ldacc) {
+  const PairTag d32;
+  const hn::RebindToFloat<PairTag> df;
+  const size_t N = hn::Lanes(d32);
+  constexpr size_t kValues = kStreams * kVecs;
+  for (size_t r = 0; r < kRows; ++r) {
+    const auto step = hn::Set(df, probabilities[r].step);
+    const float unscale = probabilities[r].unscale;
+    for (size_t v = 0; v < kVecs; ++v) {
+      auto total = hn::LoadU(d32, sums + (r * kValues + v) * N);
+      for (size_t s = 1; s < kStreams; ++s) {
+        total = hn::Add(total, hn::LoadU(d32, sums + (r * kValues + s * kVecs + v) * N));
+      }
+      float* HWY_RESTRICT out = acc + r * ldacc + c0 + v * N;
+      const auto products = hn::ConvertTo(df, total);
+      const auto sum = unscale == 1.0f ? hn::MulAdd(products, step, hn::LoadU(df, out))
+                                       : hn::MulAdd(hn::Mul(products, step),
+                                                    hn::Set(df, unscale), hn::LoadU(df, out));
+      hn::StoreU(sum, df, out);
+    }
+  }
+}
+
 // Steps 3 and 4 for kRows rows and channels [c0, c0 + kVecs * N): each step of the loop widens
 // kValues vectors of pair rows once for every row (kVecs channel vectors of kStreams pairs; more
 // than one stream where rows and vectors alone give fewer than four chains, so that no chain
@@ -159,7 +188,6 @@ HWY_INLINE void AccumulatePairChannels(const uint8_t* HWY_RESTRICT panels, size_
   const PairTag d32;
   const hn::Repartition<int16_t, PairTag> d16;
   const hn::Rebind<int8_t, decltype(d16)> d8;
-  const hn::RebindToFloat<PairTag> df;
   const size_t N = hn::Lanes(d32);
   const size_t pair_bytes = I8ValuePairBytes(dk);
   auto a0 = hn::Zero(d32), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
@@ -204,8 +232,7 @@ HWY_INLINE void AccumulatePairChannels(const uint8_t* HWY_RESTRICT panels, size_
       EDGEATTN_PAIR_ALL(EDGEATTN_PAIR_FIRST_STREAM)
     }
   }
-  // Each chain's sums in channel order, then per row and channel vector: the streams' sum,
-  // times the row's step (and unscale), into its accumulators.
+  // Each chain's sums in channel order, for AddPairSums.
   HWY_ALIGN int32_t sums[kChains * kI8ValueAlign];
 #define EDGEATTN_PAIR_STORE(c)                                               \
   if constexpr ((c) < kChains) {                                             \
@@ -217,22 +244,7 @@ HWY_INLINE void AccumulatePairChannels(const uint8_t* HWY_RESTRICT panels, size_
 #undef EDGEATTN_PAIR_ALL
 #undef EDGEATTN_PAIR_CHAIN
 #undef EDGEATTN_PAIR_VALUES
-  for (size_t r = 0; r < kRows; ++r) {
-    const auto step = hn::Set(df, probabilities[r].step);
-    const float unscale = probabilities[r].unscale;
-    for (size_t v = 0; v < kVecs; ++v) {
-      auto total = hn::LoadU(d32, sums + (r * kValues + v) * N);
-      for (size_t s = 1; s < kStreams; ++s) {
-        total = hn::Add(total, hn::LoadU(d32, sums + (r * kValues + s * kVecs + v) * N));
-      }
-      float* HWY_RESTRICT out = acc + r * ldacc + c0 + v * N;
-      const auto products = hn::ConvertTo(df, total);
-      const auto sum = unscale == 1.0f ? hn::MulAdd(products, step, hn::LoadU(df, out))
-                                       : hn::MulAdd(hn::Mul(products, step),
-                                                    hn::Set(df, unscale), hn::LoadU(df, out));
-      hn::StoreU(sum, df, out);
-    }
-  }
+  AddPairSums<kRows, kVecs, kStreams>(sums, probabilities, c0, acc, ldacc);
 }
 
 // Channels of kRows rows in blocks of up to four vectors (pair rows are whole vectors).
