@@ -63,8 +63,9 @@ inline constexpr size_t kI8ValuePanel = 64;
 inline size_t I8ValuePairBytes(size_t dk) {
   return 2 * ((dk + kI8ValueAlign - 1) / kI8ValueAlign * kI8ValueAlign);
 }
+inline size_t I8ValueScalesOffset(size_t dk) { return kI8ValuePanel / 2 * I8ValuePairBytes(dk); }
 inline size_t I8ValuePanelBytes(size_t dk) {
-  return kI8ValuePanel / 2 * I8ValuePairBytes(dk) + kI8ValuePanel * sizeof(float);
+  return I8ValueScalesOffset(dk) + kI8ValuePanel * sizeof(float);
 }
 
 // Bytes of lk positions' bf16 / fp16 keys and values in the layouts above (one head).

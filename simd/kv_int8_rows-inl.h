@@ -187,8 +187,7 @@ HWY_INLINE void PackI8Value(const float* HWY_RESTRICT v, size_t dk, size_t lane,
       hn::StoreU(hn::Or(hn::And(hn::LoadU(d16, pair + c0 + c), keep), mine), d16, pair + c0 + c);
     }
   }
-  memcpy(panel + kI8ValuePanel / 2 * I8ValuePairBytes(dk) + lane * sizeof(float), &s.scale,
-         sizeof(float));
+  memcpy(panel + I8ValueScalesOffset(dk) + lane * sizeof(float), &s.scale, sizeof(float));
 }
 
 // Lanes [lane, kI8KeyPanel) of a panel, past the last key: zeros (stored as 128) of scale zero,

@@ -73,11 +73,10 @@ HWY_INLINE void QuantizeTileProbabilities(float* HWY_RESTRICT p, const uint8_t* 
   const RowTag d;
   const hn::Rebind<int16_t, RowTag> d16;
   const size_t N = hn::Lanes(d);
-  const size_t scales_offset = kI8ValuePanel / 2 * I8ValuePairBytes(dk);
   auto vmax = hn::Zero(d), vsum = hn::Zero(d);  // the sum carries a NaN that Max may drop
   for (size_t j0 = 0; j0 < keys; j0 += kI8ValuePanel) {
     const float* scales = reinterpret_cast<const float*>(
-        panels + j0 / kI8ValuePanel * I8ValuePanelBytes(dk) + scales_offset);
+        panels + j0 / kI8ValuePanel * I8ValuePanelBytes(dk) + I8ValueScalesOffset(dk));
     const size_t n = HWY_MIN(kI8ValuePanel, keys - j0);
     for (size_t j = 0; j < n; j += N) {
       const auto v = hn::Mul(LoadPartial(d, p + j0 + j, n - j), LoadPartial(d, scales + j, n - j));
