@@ -118,6 +118,16 @@ HWY_INLINE void StartF32Block(const AttentionHeadArgs& args, const F32Block& b, 
   }
 }
 
+// The next block's Q rows into L2 while this block runs: a long sequence's projected rows lie
+// beyond L2, one row of a head per cache-line run, which the block would otherwise wait for.
+HWY_INLINE void PrefetchNextBlockQ(const AttentionHeadArgs& args, size_t i0, size_t q_end) {
+  const size_t end = HWY_MIN(i0 + F32RowsPerBlock(), q_end);
+  for (size_t i = i0; i < end; ++i) {
+    const float* row = args.q + i * args.ldq;
+    for (size_t c = 0; c < args.dk; c += 64 / sizeof(float)) __builtin_prefetch(row + c, 0, 2);
+  }
+}
+
 // The tile of keys from t0 on (at most lk_block) for the block's rows: scores, each row's online
 // softmax step, then O += P V; nothing for a tile no row sees.
 HWY_INLINE void F32SoftmaxTile(const AttentionHeadArgs& args, const F32Block& b, size_t i0,
@@ -187,6 +197,7 @@ HWY_NOINLINE void RunF32Attention(const AttentionHeadArgs& args, size_t q_begin,
     // stays on multiples of the tile, so that tiles start on key panels.
     const size_t t_begin = args.mask.VisibleBegin(i0) / kAttentionKeyTile * kAttentionKeyTile;
     StartF32Block(args, b, i0, q_end, row_max, row_bad);
+    PrefetchNextBlockQ(args, i0 + rows, q_end);
     for (size_t t0 = t_begin; t0 < lk_block; t0 += kAttentionKeyTile) {
       F32SoftmaxTile(args, b, i0, q_end, t0, lk_block, row_max, row_bad);
     }

@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "hwy/cache_control.h"
 #include "simd/attention_arm_half.h"
 #include "simd/attention_arm_i8mm.h"
 #include "simd/attention_bf16dot.h"
@@ -29,6 +30,13 @@ size_t RoundUp(size_t x, size_t multiple) { return (x + multiple - 1) / multiple
 // past dk it reads the next rows, lanes it computes but never stores.
 size_t ValuesTail(size_t dk) { return RoundUp(dk, kMaxFloatLanes) - dk; }
 
+// A long sequence's keys and values come from projections beyond L2, one row of a head at a
+// time: asking for the rows a few positions ahead keeps several misses in flight.
+constexpr size_t kPackRowsAhead = 8;
+void PrefetchRow(const float* row, size_t n) {
+  for (size_t c = 0; c < n; c += 64 / sizeof(float)) hwy::Prefetch(row + c);
+}
+
 }  // namespace
 
 size_t F32KeysBytes(size_t lk, size_t dk) { return PackedGemmWeightsSize(lk, dk) * sizeof(float); }
@@ -40,10 +48,15 @@ void PackF32KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, s
   float* keys = static_cast<float*>(keys_bytes);
   float* values = static_cast<float*>(values_bytes);
   for (size_t t = 0; t < count; ++t) {
+    if (t + kPackRowsAhead < count) {
+      PrefetchRow(k + (t + kPackRowsAhead) * ldk, dk);
+      PrefetchRow(v + (t + kPackRowsAhead) * ldv, dk);
+    }
     const size_t key = first + t;
     float* panel = keys + (key / kGemmPanelWidth) * dk * kGemmPanelWidth;
     const size_t lane = key % kGemmPanelWidth;
     for (size_t c = 0; c < dk; ++c) panel[c * kGemmPanelWidth + lane] = k[t * ldk + c];
+    memcpy(values + key * dk, v + t * ldv, dk * sizeof(float));
   }
   // Lanes past the last key are computed (not stored) by the tile kernel: keep them zero so
   // that no stale or uninitialised value is ever read.
@@ -54,9 +67,6 @@ void PackF32KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, s
       memset(panel + c * kGemmPanelWidth + end % kGemmPanelWidth, 0,
              (kGemmPanelWidth - end % kGemmPanelWidth) * sizeof(float));
     }
-  }
-  for (size_t t = 0; t < count; ++t) {
-    memcpy(values + (first + t) * dk, v + t * ldv, dk * sizeof(float));
   }
   memset(values + end * dk, 0, ValuesTail(dk) * sizeof(float));
 }
@@ -80,9 +90,9 @@ std::vector<const AttentionKernel*> AttentionKernels(KvType type) {
   // before the other int8 kernels (the same bits, twice sdot's multiply-adds), and the fp16 and
   // bf16 arithmetic kernels after the widening ones: opt-in by name until measured on a device
   // (attention_arm_half.h).
-  for (const auto& list : {Bf16AmxAttentionKernels(), F16FmaAttentionKernels(),
-                           ArmI8mmAttentionKernels(), CompactKvAttentionKernels(),
-                           Bf16DotAttentionKernels(), ArmHalfAttentionKernels()}) {
+  for (const auto& list :
+       {Bf16AmxAttentionKernels(), F16FmaAttentionKernels(), ArmI8mmAttentionKernels(),
+        CompactKvAttentionKernels(), Bf16DotAttentionKernels(), ArmHalfAttentionKernels()}) {
     for (const AttentionKernel* kernel : list) {
       if (kernel->kv == type) kernels.push_back(kernel);
     }
