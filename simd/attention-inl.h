@@ -24,6 +24,7 @@
 #include "simd/attention.h"
 #include "simd/attention_mask-inl.h"
 #include "simd/gemm_f32.h"
+#include "simd/kv_f32_rows-inl.h"
 #include "simd/online_softmax_rows-inl.h"
 #include "simd/softmax-inl.h"
 #include "simd/tile_f32-inl.h"
@@ -34,8 +35,6 @@ namespace simd {
 // The target-independent parts of the fp32 kernel's contract (attention.cc).
 size_t F32KeysBytes(size_t lk, size_t dk);
 size_t F32ValuesBytes(size_t lk, size_t dk);
-void PackF32KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t first,
-                       size_t count, size_t stored, size_t dk, void* keys, void* values);
 size_t F32AttentionScratch(size_t dk);
 }  // namespace simd
 }  // namespace edgeattn

@@ -2,7 +2,6 @@
 
 #include <string.h>
 
-#include "hwy/cache_control.h"
 #include "simd/attention_arm_half.h"
 #include "simd/attention_arm_i8mm.h"
 #include "simd/attention_bf16dot.h"
@@ -25,50 +24,15 @@ HWY_EXPORT(ListAttentionKernels);
 
 namespace {
 size_t RoundUp(size_t x, size_t multiple) { return (x + multiple - 1) / multiple * multiple; }
+}  // namespace
 
 // The P V tile reads each value row as whole vectors (RoundUp(dk, lanes) floats);
 // past dk it reads the next rows, lanes it computes but never stores.
-size_t ValuesTail(size_t dk) { return RoundUp(dk, kMaxFloatLanes) - dk; }
-
-// A long sequence's keys and values come from projections beyond L2, one row of a head at a
-// time: asking for the rows a few positions ahead keeps several misses in flight.
-constexpr size_t kPackRowsAhead = 8;
-void PrefetchRow(const float* row, size_t n) {
-  for (size_t c = 0; c < n; c += 64 / sizeof(float)) hwy::Prefetch(row + c);
-}
-
-}  // namespace
+size_t F32ValuesTail(size_t dk) { return RoundUp(dk, kMaxFloatLanes) - dk; }
 
 size_t F32KeysBytes(size_t lk, size_t dk) { return PackedGemmWeightsSize(lk, dk) * sizeof(float); }
-size_t F32ValuesBytes(size_t lk, size_t dk) { return (lk * dk + ValuesTail(dk)) * sizeof(float); }
-
-void PackF32KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t first,
-                       size_t count, size_t stored, size_t dk, void* keys_bytes,
-                       void* values_bytes) {
-  float* keys = static_cast<float*>(keys_bytes);
-  float* values = static_cast<float*>(values_bytes);
-  for (size_t t = 0; t < count; ++t) {
-    if (t + kPackRowsAhead < count) {
-      PrefetchRow(k + (t + kPackRowsAhead) * ldk, dk);
-      PrefetchRow(v + (t + kPackRowsAhead) * ldv, dk);
-    }
-    const size_t key = first + t;
-    float* panel = keys + (key / kGemmPanelWidth) * dk * kGemmPanelWidth;
-    const size_t lane = key % kGemmPanelWidth;
-    for (size_t c = 0; c < dk; ++c) panel[c * kGemmPanelWidth + lane] = k[t * ldk + c];
-    memcpy(values + key * dk, v + t * ldv, dk * sizeof(float));
-  }
-  // Lanes past the last key are computed (not stored) by the tile kernel: keep them zero so
-  // that no stale or uninitialised value is ever read.
-  const size_t end = stored;
-  if (end % kGemmPanelWidth != 0) {
-    float* panel = keys + (end / kGemmPanelWidth) * dk * kGemmPanelWidth;
-    for (size_t c = 0; c < dk; ++c) {
-      memset(panel + c * kGemmPanelWidth + end % kGemmPanelWidth, 0,
-             (kGemmPanelWidth - end % kGemmPanelWidth) * sizeof(float));
-    }
-  }
-  memset(values + end * dk, 0, ValuesTail(dk) * sizeof(float));
+size_t F32ValuesBytes(size_t lk, size_t dk) {
+  return (lk * dk + F32ValuesTail(dk)) * sizeof(float);
 }
 
 size_t F32AttentionScratch(size_t dk) {

@@ -1,6 +1,6 @@
 // The attention core on every compiled target against a double-precision softmax(Q K^T) V.
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -8,13 +8,14 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "tests/simd/attention_test.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
-
 #include "hwy/highway.h"
 #include "hwy/tests/hwy_gtest.h"
 #include "simd/attention.h"
+#include "simd/gemm_f32.h"
 #include "simd/targets.h"
 #include "tests/simd/attention_head.h"
 #include "tests/simd/attention_reference.h"
+#include "tests/test_support.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace edgeattn {
@@ -137,9 +138,9 @@ void CheckAttentionNonFinite(const simd::AttentionKernel& kernel) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   for (size_t lk : {5, 300}) {
     AttentionHead head(kernel, 4, lk, 17, 77);
-    head.q[1 * head.ld + 3] = nan;                         // row 1: every score NaN
+    head.q[1 * head.ld + 3] = nan;  // row 1: every score NaN
     head.k[(lk - 1) * head.ld + 2] = std::numeric_limits<float>::infinity();  // +-inf scores
-    head.q[2 * head.ld + 2] = 0.0f;                        // row 2: 0 * inf = NaN score
+    head.q[2 * head.ld + 2] = 0.0f;  // row 2: 0 * inf = NaN score
     const std::vector<float> out = RunPlain(head, {});
     for (size_t c = 0; c < head.dk; ++c) {
       EXPECT_TRUE(std::isnan(out[1 * head.ld + c]));
@@ -188,8 +189,8 @@ void CheckAgainstReference(AttentionHead& head, simd::AttentionHeadArgs args,
       row.score_err = std::fmax(row.score_err, ((dk + 4) * score.abs + 16.0) * kFloatEps);
     }
     Exponentiate(row, args.sink, /*base2=*/false);
-    const KernelRow got{out.data() + i * head.ld, head.ld, dk, weights.data() + i * args.ldw,
-                        args.ldw, lk};
+    const KernelRow got{out.data() + i * head.ld,      head.ld,  dk,
+                        weights.data() + i * args.ldw, args.ldw, lk};
     CheckRow(got, row, Bounds(row.score_err, lk), head.v.data(), head.ld, [&] {
       return ::testing::Message() << "dk=" << dk << " lk=" << lk << " lq=" << lq << " variant "
                                   << variant << " row " << i;
@@ -311,7 +312,57 @@ void CheckAttentionWindowSkipsEarlyTiles(const simd::AttentionKernel& kernel) {
   ASSERT_EQ(0, std::memcmp(out.data(), with_nan.data(), out.size() * sizeof(float)));
 }
 
+// The fp32 layout, written plainly: position p's channel c at lane p % 64 of row c of key panel
+// p / 64, zeros in the lanes past `stored`; value rows, then a zeroed tail.
+struct F32Layout {
+  std::vector<float> keys, values;
+  F32Layout(const simd::AttentionKernel& kernel, size_t lk, size_t dk)
+      : keys(kernel.keys_bytes(lk, dk) / sizeof(float), 0.0f),
+        values(kernel.values_bytes(lk, dk) / sizeof(float), 0.0f) {}
+  void Put(size_t pos, const float* k, const float* v, size_t dk) {
+    for (size_t c = 0; c < dk; ++c) {
+      keys[(pos / simd::kGemmPanelWidth * dk + c) * simd::kGemmPanelWidth +
+           pos % simd::kGemmPanelWidth] = k[c];
+      values[pos * dk + c] = v[c];
+    }
+  }
+};
+
+// The pack leaves the layout's every float: keys and values appended in two calls (a cache's
+// prefill from lane 0, its next step from an odd lane), strided rows, then a ring's rewrites of
+// stored slots with other rows (one slot, and a run across a panel's edge); the buffers start
+// as NaN, so a float the pack should write and does not shows. dk covers the 4 x 4 transpose's
+// channel tails and the key runs' position tails.
+void CheckF32PackMatchesModel(const simd::AttentionKernel& kernel) {
+  for (size_t dk : {1, 3, 4, 5, 17, 63, 64, 129}) {
+    SCOPED_TRACE(dk);
+    const size_t lk = 70 + dk % 4, ld = dk + 5;
+    const std::vector<float> k = testing_support::RandomNormal(lk * ld, 40 + dk);
+    const std::vector<float> v = testing_support::RandomNormal(lk * ld, 50 + dk);
+    const std::vector<float> k2 = testing_support::RandomNormal(lk * ld, 60 + dk);
+    const std::vector<float> v2 = testing_support::RandomNormal(lk * ld, 70 + dk);
+    F32Layout want(kernel, lk, dk);
+    std::vector<float> keys(want.keys.size(), NAN), values(want.values.size(), NAN);
+    kernel.pack(k.data(), ld, v.data(), ld, 0, 33, 33, dk, keys.data(), values.data());
+    kernel.pack(k.data() + 33 * ld, ld, v.data() + 33 * ld, ld, 33, lk - 33, lk, dk, keys.data(),
+                values.data());
+    for (size_t pos = 0; pos < lk; ++pos) want.Put(pos, &k[pos * ld], &v[pos * ld], dk);
+    for (size_t first : {13, 58}) {
+      const size_t count = first == 58 ? 9 : 1;
+      kernel.pack(k2.data() + first * ld, ld, v2.data() + first * ld, ld, first, count, lk, dk,
+                  keys.data(), values.data());
+      for (size_t pos = first; pos < first + count; ++pos) {
+        want.Put(pos, &k2[pos * ld], &v2[pos * ld], dk);
+      }
+    }
+    ASSERT_EQ(0, std::memcmp(keys.data(), want.keys.data(), keys.size() * sizeof(float)));
+    ASSERT_EQ(0, std::memcmp(values.data(), want.values.data(), values.size() * sizeof(float)));
+  }
+}
+
 void TestAttentionMatchesScalar() { ForEachKernel(CheckAttentionMatchesScalar); }
+
+void TestF32PackMatchesModel() { ForEachKernel(CheckF32PackMatchesModel); }
 
 void TestAttentionNonFinite() { ForEachKernel(CheckAttentionNonFinite); }
 
@@ -333,6 +384,7 @@ HWY_AFTER_NAMESPACE();
 namespace edgeattn {
 HWY_BEFORE_TEST(AttentionTest);
 HWY_EXPORT_AND_TEST_P(AttentionTest, TestAttentionMatchesScalar);
+HWY_EXPORT_AND_TEST_P(AttentionTest, TestF32PackMatchesModel);
 HWY_EXPORT_AND_TEST_P(AttentionTest, TestAttentionNonFinite);
 HWY_EXPORT_AND_TEST_P(AttentionTest, TestAttentionMasks);
 HWY_EXPORT_AND_TEST_P(AttentionTest, TestAttentionCausalSkipsMaskedKeys);

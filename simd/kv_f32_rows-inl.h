@@ -1,0 +1,135 @@
+// Per-target packing of float keys and values into the fp32 core's layout (attention.h): key
+// panels of 64 positions x dk rows (the GEMM weight layout, the scores' B operand), value rows of
+// dk and a zeroed tail. The keys are a transpose: it runs on 4 positions x 4 channels at a time
+// in 128-bit vectors, which every target but HWY_SCALAR has, instead of one scattered store per
+// value.
+
+#if defined(EDGEATTN_SIMD_KV_F32_ROWS_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef EDGEATTN_SIMD_KV_F32_ROWS_INL_H_
+#undef EDGEATTN_SIMD_KV_F32_ROWS_INL_H_
+#else
+#define EDGEATTN_SIMD_KV_F32_ROWS_INL_H_
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "hwy/cache_control.h"
+#include "hwy/highway.h"
+#include "simd/gemm_f32.h"
+#include "simd/partial_vector-inl.h"
+
+namespace edgeattn {
+namespace simd {
+// Floats zeroed past the last value row (attention.cc).
+size_t F32ValuesTail(size_t dk);
+}  // namespace simd
+}  // namespace edgeattn
+
+HWY_BEFORE_NAMESPACE();
+namespace edgeattn {
+namespace simd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// A long sequence's keys and values come from projections beyond L2, one row of a head at a
+// time: asking for the rows a few positions ahead keeps several misses in flight.
+inline constexpr size_t kPackRowsAhead = 8;
+HWY_INLINE void PrefetchF32Row(const float* row, size_t n) {
+  for (size_t c = 0; c < n; c += 64 / sizeof(float)) hwy::Prefetch(row + c);
+}
+
+// dst[0, n) = src[0, n), inline: a value row is too short for a library call to pay.
+HWY_INLINE void CopyF32Row(const float* HWY_RESTRICT src, size_t n, float* HWY_RESTRICT dst) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  for (size_t i = 0; i < n; i += N) StorePartial(d, LoadPartial(d, src + i, n - i), dst + i, n - i);
+}
+
+// panel[c * 64] = key[c] for the key's channels from c0 on: its column of a key panel.
+HWY_INLINE void ScatterKeyChannels(const float* HWY_RESTRICT key, size_t c0, size_t dk,
+                                   float* HWY_RESTRICT panel) {
+  for (size_t c = c0; c < dk; ++c) panel[c * kGemmPanelWidth] = key[c];
+}
+
+// Four keys (rows ldk apart) into four adjacent lanes of a key panel: channels in blocks of 4,
+// a 4 x 4 transpose each (two rounds of interleaves), the last dk % 4 channels one by one.
+HWY_INLINE void TransposeFourKeys(const float* HWY_RESTRICT k, size_t ldk, size_t dk,
+                                  float* HWY_RESTRICT panel) {
+  size_t c = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const hn::CappedTag<float, 4> d;
+  const hn::Repartition<uint64_t, decltype(d)> d64;
+  constexpr size_t kW = kGemmPanelWidth;
+  for (; c + 4 <= dk; c += 4) {
+    const auto r0 = hn::LoadU(d, k + c), r1 = hn::LoadU(d, k + ldk + c);
+    const auto r2 = hn::LoadU(d, k + 2 * ldk + c), r3 = hn::LoadU(d, k + 3 * ldk + c);
+    // Keys 0 and 1, and 2 and 3, channel by channel: (k0 c, k1 c, k0 c+1, k1 c+1) ...
+    const auto lo01 = hn::BitCast(d64, hn::InterleaveLower(d, r0, r1));
+    const auto lo23 = hn::BitCast(d64, hn::InterleaveLower(d, r2, r3));
+    const auto hi01 = hn::BitCast(d64, hn::InterleaveUpper(d, r0, r1));
+    const auto hi23 = hn::BitCast(d64, hn::InterleaveUpper(d, r2, r3));
+    // ... then pairs of those: (k0 c, k1 c, k2 c, k3 c), one panel row each.
+    float* HWY_RESTRICT out = panel + c * kW;
+    hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, lo01, lo23)), d, out);
+    hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, lo01, lo23)), d, out + kW);
+    hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, hi01, hi23)), d, out + 2 * kW);
+    hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, hi01, hi23)), d, out + 3 * kW);
+  }
+#endif
+  for (size_t r = 0; r < 4; ++r) ScatterKeyChannels(k + r * ldk, c, dk, panel + r);
+}
+
+// Keys [t, t + n) of the call, all in one panel from lane `lane` on, into it.
+HWY_INLINE void PackKeyRun(const float* HWY_RESTRICT k, size_t ldk, size_t n, size_t t, size_t dk,
+                           float* HWY_RESTRICT panel_lane) {
+  size_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    TransposeFourKeys(k + (t + j) * ldk, ldk, dk, panel_lane + j);
+  }
+  for (; j < n; ++j) ScatterKeyChannels(k + (t + j) * ldk, 0, dk, panel_lane + j);
+}
+
+// The fp32 core's AttentionKernel::pack (plain inline: a one-target build takes its address from
+// code without this target's attributes, as attention-inl.h explains). Keys first + t for t <
+// count go to lane (first + t) % 64 of panel (first + t) / 64; values to row first + t.
+inline void PackF32KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t first,
+                              size_t count, size_t stored, size_t dk, void* keys_bytes,
+                              void* values_bytes) {
+  float* keys = static_cast<float*>(keys_bytes);
+  float* values = static_cast<float*>(values_bytes);
+  for (size_t t = 0; t < count;) {
+    const size_t key = first + t;
+    const size_t lane = key % kGemmPanelWidth;
+    const size_t n = HWY_MIN(count - t, kGemmPanelWidth - lane);
+    float* panel = keys + (key / kGemmPanelWidth) * dk * kGemmPanelWidth;
+    for (size_t j = 0; j < n; ++j) {
+      if (t + j + kPackRowsAhead < count) {
+        PrefetchF32Row(k + (t + j + kPackRowsAhead) * ldk, dk);
+        PrefetchF32Row(v + (t + j + kPackRowsAhead) * ldv, dk);
+      }
+      CopyF32Row(v + (t + j) * ldv, dk, values + (key + j) * dk);
+    }
+    PackKeyRun(k, ldk, n, t, dk, panel + lane);
+    t += n;
+  }
+  // Lanes past the last key are computed (not stored) by the tile kernel: keep them zero so
+  // that no stale or uninitialised value is ever read.
+  if (stored % kGemmPanelWidth != 0) {
+    float* panel = keys + (stored / kGemmPanelWidth) * dk * kGemmPanelWidth;
+    const size_t lane = stored % kGemmPanelWidth;
+    for (size_t c = 0; c < dk; ++c) {
+      memset(panel + c * kGemmPanelWidth + lane, 0, (kGemmPanelWidth - lane) * sizeof(float));
+    }
+  }
+  memset(values + stored * dk, 0, F32ValuesTail(dk) * sizeof(float));
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace simd
+}  // namespace edgeattn
+HWY_AFTER_NAMESPACE();
+
+#endif  // EDGEATTN_SIMD_KV_F32_ROWS_INL_H_
