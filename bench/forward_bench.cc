@@ -1,13 +1,16 @@
 // The whole forward pass per contract shape: fp32 and int8 at 1 and 2 threads, and the float
 // reference as the in-run baseline (compare the times in the same run). "%peak" is against the
 // measured fp32 FMA peak of the threads used, for int8 too (its projections count as flops).
-#include <algorithm>
-#include <vector>
-
 #include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <vector>
 
 #include "bench/peak_fma.h"
 #include "edgeattn/edgeattn.hpp"
+#include "edgeattn/executor.hpp"
 #include "edgeattn/reference.hpp"
 #include "runtime/benchmark_case.h"
 
@@ -44,6 +47,31 @@ void Forward(benchmark::State& state, Precision precision) {
   }
   SetCounters(state, s, threads);
 }
+
+// An empty parallel phase, back to back: what each phase of a forward call (3 to 5 of them)
+// costs 2 workers beyond its work, on oneTBB (executor 0) and on the std::thread pool, which
+// spins between phases (1).
+std::unique_ptr<Executor> PhaseExecutor(std::int64_t kind) {
+#if EDGEATTN_WITH_TBB
+  if (kind == 0) return MakeTbbExecutor(2);
+#endif
+  return kind == 1 ? MakeThreadPoolExecutor(2) : nullptr;
+}
+void BM_EmptyPhase(benchmark::State& state) {
+  const std::unique_ptr<Executor> executor = PhaseExecutor(state.range(0));
+  if (executor == nullptr) {
+    state.SkipWithError("built without oneTBB");
+    return;
+  }
+  std::atomic<std::size_t> calls{0};
+  for (auto _ : state) executor->RunWorkers([&](std::size_t) { calls.fetch_add(1); });
+  benchmark::DoNotOptimize(calls.load());
+}
+BENCHMARK(BM_EmptyPhase)
+    ->ArgName("executor")
+    ->DenseRange(0, 1)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 void BM_ForwardF32(benchmark::State& state) { Forward(state, Precision::kFp32); }
 void BM_ForwardInt8(benchmark::State& state) { Forward(state, Precision::kInt8); }
