@@ -1,8 +1,7 @@
 // Per-target packing of float keys and values into the fp32 core's layout (attention.h): key
 // panels of 64 positions x dk rows (the GEMM weight layout, the scores' B operand), value rows of
 // dk and a zeroed tail. The keys are a transpose: it runs on 4 positions x 4 channels at a time
-// in 128-bit vectors, which every target but HWY_SCALAR has, instead of one scattered store per
-// value.
+// (transpose_words-inl.h) instead of one scattered store per value.
 
 #if defined(EDGEATTN_SIMD_KV_F32_ROWS_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EDGEATTN_SIMD_KV_F32_ROWS_INL_H_
@@ -19,6 +18,7 @@
 #include "hwy/highway.h"
 #include "simd/gemm_f32.h"
 #include "simd/partial_vector-inl.h"
+#include "simd/transpose_words-inl.h"
 
 namespace edgeattn {
 namespace simd {
@@ -54,30 +54,12 @@ HWY_INLINE void ScatterKeyChannels(const float* HWY_RESTRICT key, size_t c0, siz
 }
 
 // Four keys (rows ldk apart) into four adjacent lanes of a key panel: channels in blocks of 4,
-// a 4 x 4 transpose each (two rounds of interleaves), the last dk % 4 channels one by one.
+// a 4 x 4 transpose each, the last dk % 4 channels one by one.
 HWY_INLINE void TransposeFourKeys(const float* HWY_RESTRICT k, size_t ldk, size_t dk,
                                   float* HWY_RESTRICT panel) {
   size_t c = 0;
-#if HWY_TARGET != HWY_SCALAR
-  const hn::CappedTag<float, 4> d;
-  const hn::Repartition<uint64_t, decltype(d)> d64;
-  constexpr size_t kW = kGemmPanelWidth;
-  for (; c + 4 <= dk; c += 4) {
-    const auto r0 = hn::LoadU(d, k + c), r1 = hn::LoadU(d, k + ldk + c);
-    const auto r2 = hn::LoadU(d, k + 2 * ldk + c), r3 = hn::LoadU(d, k + 3 * ldk + c);
-    // Keys 0 and 1, and 2 and 3, channel by channel: (k0 c, k1 c, k0 c+1, k1 c+1) ...
-    const auto lo01 = hn::BitCast(d64, hn::InterleaveLower(d, r0, r1));
-    const auto lo23 = hn::BitCast(d64, hn::InterleaveLower(d, r2, r3));
-    const auto hi01 = hn::BitCast(d64, hn::InterleaveUpper(d, r0, r1));
-    const auto hi23 = hn::BitCast(d64, hn::InterleaveUpper(d, r2, r3));
-    // ... then pairs of those: (k0 c, k1 c, k2 c, k3 c), one panel row each.
-    float* HWY_RESTRICT out = panel + c * kW;
-    hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, lo01, lo23)), d, out);
-    hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, lo01, lo23)), d, out + kW);
-    hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, hi01, hi23)), d, out + 2 * kW);
-    hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, hi01, hi23)), d, out + 3 * kW);
-  }
-#endif
+  for (; c + 4 <= dk; c += 4)
+    Transpose4x4(k + c, ldk, panel + c * kGemmPanelWidth, kGemmPanelWidth);
   for (size_t r = 0; r < 4; ++r) ScatterKeyChannels(k + r * ldk, c, dk, panel + r);
 }
 

@@ -23,6 +23,7 @@
 #include "simd/gemm_f32.h"
 #include "simd/panel_tails-inl.h"
 #include "simd/partial_vector-inl.h"
+#include "simd/transpose_words-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace edgeattn {
@@ -39,8 +40,8 @@ using HalfBits = hn::Vec<HalfBitsTag>;
 HWY_INLINE HalfBits Bf16InUpperBits(hn::Vec<HalfRowTag> x) {
   const HalfBitsTag du;
   const HalfBits bits = hn::BitCast(du, x);
-  const HalfBits round = hn::Add(hn::Set(du, 0x7FFFu), hn::And(hn::ShiftRight<16>(bits),
-                                                               hn::Set(du, 1u)));
+  const HalfBits round =
+      hn::Add(hn::Set(du, 0x7FFFu), hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u)));
   return hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(x)), hn::Or(bits, hn::Set(du, 0x400000u)),
                         hn::Add(bits, round));
 }
@@ -67,8 +68,8 @@ HWY_INLINE HalfBits F16Bits(hn::Vec<HalfRowTag> x) {
                              magnitude);
   magnitude = hn::IfThenElse(hn::RebindMask(du, hn::Gt(abs_i, hn::Set(di, 0x477FEFFF))),
                              hn::Set(du, 0x7C00u), magnitude);
-  magnitude = hn::IfThenElse(hn::RebindMask(du, hn::Gt(abs_i, hn::Set(di, 0x7F800000))), nan,
-                             magnitude);
+  magnitude =
+      hn::IfThenElse(hn::RebindMask(du, hn::Gt(abs_i, hn::Set(di, 0x7F800000))), nan, magnitude);
   return hn::Or(sign, magnitude);
 }
 
@@ -146,6 +147,33 @@ HWY_INLINE void PackBf16PairKey(const float* HWY_RESTRICT k, size_t dk, size_t l
   }
 }
 
+// Four keys (rows ldk apart) into four adjacent lanes of the bf16 pair layout from `lane` on:
+// each rounded to its pair words in a buffer (an odd dk's last partner zero), then the words
+// transposed 4 pairs x 4 keys at a time, the last pairs % 4 one by one.
+HWY_INLINE void PackFourBf16PairKeys(const float* HWY_RESTRICT k, size_t ldk, size_t dk,
+                                     size_t lane, uint16_t* HWY_RESTRICT panel) {
+  constexpr size_t kRow = kHalfKeyChunk + 2;  // a whole number of words per key
+  HWY_ALIGN uint16_t rounded[4 * kRow];
+  uint32_t* panel_words = reinterpret_cast<uint32_t*>(panel) + lane;
+  for (size_t c0 = 0; c0 < dk; c0 += kHalfKeyChunk) {
+    const size_t n = HWY_MIN(kHalfKeyChunk, dk - c0);
+    for (size_t r = 0; r < 4; ++r) {
+      RoundRowToHalf<Bf16Rows>(k + r * ldk + c0, n, rounded + r * kRow);
+      rounded[r * kRow + n] = 0;
+    }
+    const uint32_t* words = reinterpret_cast<const uint32_t*>(rounded);
+    uint32_t* out = panel_words + c0 / 2 * kBf16DotKeyPanel;
+    const size_t pairs = (n + 1) / 2;
+    size_t p = 0;
+    for (; p + 4 <= pairs; p += 4) {
+      Transpose4x4(words + p, kRow / 2, out + p * kBf16DotKeyPanel, kBf16DotKeyPanel);
+    }
+    for (; p < pairs; ++p) {
+      for (size_t r = 0; r < 4; ++r) out[p * kBf16DotKeyPanel + r] = words[r * kRow / 2 + p];
+    }
+  }
+}
+
 // Value row `pair` of the bf16 pair layout from positions 2 pair (even) and 2 pair + 1 (odd),
 // each nullptr to leave its half as it is: channel c of the two side by side, zeros past dk.
 HWY_INLINE void PackBf16ValuePair(const float* HWY_RESTRICT even, const float* HWY_RESTRICT odd,
@@ -159,8 +187,8 @@ HWY_INLINE void PackBf16ValuePair(const float* HWY_RESTRICT even, const float* H
     uint32_t* words = reinterpret_cast<uint32_t*>(pair_row);
     for (size_t c = 0; c < dk; c += N) {
       const HalfBits low = hn::ShiftRight<16>(Bf16InUpperBits(LoadPartial(df, even + c, dk - c)));
-      const HalfBits high = hn::And(Bf16InUpperBits(LoadPartial(df, odd + c, dk - c)),
-                                    hn::Set(du, 0xFFFF0000u));
+      const HalfBits high =
+          hn::And(Bf16InUpperBits(LoadPartial(df, odd + c, dk - c)), hn::Set(du, 0xFFFF0000u));
       StorePartial(du, hn::Or(low, high), words + c, dk - c);
     }
     memset(words + dk, 0, (channels - dk) * sizeof(uint32_t));
@@ -177,27 +205,37 @@ HWY_INLINE void PackBf16PairKeysValues(const float* k, size_t ldk, const float* 
                                        void* keys_bytes, void* values_bytes) {
   uint16_t* keys = static_cast<uint16_t*>(keys_bytes);
   uint16_t* values = static_cast<uint16_t*>(values_bytes);
-  for (size_t t = 0; t < count; ++t) {
+  for (size_t t = 0; t < count;) {
     const size_t key = first + t;
-    PackBf16PairKey(k + t * ldk, dk, key % kBf16DotKeyPanel,
-                    keys + key / kBf16DotKeyPanel * Bf16DotKeyPanelElements(dk));
+    const size_t lane = key % kBf16DotKeyPanel;
+    uint16_t* panel = keys + key / kBf16DotKeyPanel * Bf16DotKeyPanelElements(dk);
+    // Four keys at a time while they fit in the panel, then one by one.
+    if (lane + 4 <= kBf16DotKeyPanel && t + 4 <= count) {
+      PackFourBf16PairKeys(k + t * ldk, ldk, dk, lane, panel);
+      t += 4;
+    } else {
+      PackBf16PairKey(k + t * ldk, dk, lane, panel);
+      t += 1;
+    }
   }
   for (size_t t = 0; t < count;) {
     const size_t key = first + t;
     const bool both = key % 2 == 0 && t + 1 < count;
     const float* row = v + t * ldv;
     PackBf16ValuePair(key % 2 == 0 ? row : nullptr,
-                      both ? row + ldv : key % 2 == 1 ? row : nullptr, dk,
-                      values + key / 2 * Bf16DotValuePairRowElements(dk));
+                      both           ? row + ldv
+                      : key % 2 == 1 ? row
+                                     : nullptr,
+                      dk, values + key / 2 * Bf16DotValuePairRowElements(dk));
     t += both ? 2 : 1;
   }
   // Key lanes past the last position are scored (never stored), and an odd last position's
   // partner in its value row is read: keep both zero.
   if (stored % kBf16DotKeyPanel != 0) {
     const size_t row_bytes = kBf16DotKeyPanel * 2 * sizeof(uint16_t);
-    FillRowTails(reinterpret_cast<uint8_t*>(keys + stored / kBf16DotKeyPanel *
-                                                       Bf16DotKeyPanelElements(dk)),
-                 Bf16DotKeyPairs(dk), row_bytes, stored % kBf16DotKeyPanel * 4, row_bytes, 0);
+    FillRowTails(
+        reinterpret_cast<uint8_t*>(keys + stored / kBf16DotKeyPanel * Bf16DotKeyPanelElements(dk)),
+        Bf16DotKeyPairs(dk), row_bytes, stored % kBf16DotKeyPanel * 4, row_bytes, 0);
   }
   if (stored % 2 != 0) {
     uint16_t* pair_row = values + stored / 2 * Bf16DotValuePairRowElements(dk);
@@ -207,9 +245,8 @@ HWY_INLINE void PackBf16PairKeysValues(const float* k, size_t ldk, const float* 
 
 // The kernels' AttentionKernel::pack functions (plain inline: a one-target build takes their
 // addresses from code without this target's attributes, as attention-inl.h explains).
-inline void PackBf16KeysValues(const float* k, size_t ldk, const float* v, size_t ldv,
-                               size_t first, size_t count, size_t stored, size_t dk, void* keys,
-                               void* values) {
+inline void PackBf16KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t first,
+                               size_t count, size_t stored, size_t dk, void* keys, void* values) {
   PackHalfKeysValues<Bf16Rows>(k, ldk, v, ldv, first, count, stored, dk, keys, values);
 }
 inline void PackF16KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t first,
@@ -217,8 +254,8 @@ inline void PackF16KeysValues(const float* k, size_t ldk, const float* v, size_t
   PackHalfKeysValues<F16Rows>(k, ldk, v, ldv, first, count, stored, dk, keys, values);
 }
 inline void PackBf16DotKeysValues(const float* k, size_t ldk, const float* v, size_t ldv,
-                                  size_t first, size_t count, size_t stored, size_t dk,
-                                  void* keys, void* values) {
+                                  size_t first, size_t count, size_t stored, size_t dk, void* keys,
+                                  void* values) {
   PackBf16PairKeysValues(k, ldk, v, ldv, first, count, stored, dk, keys, values);
 }
 
