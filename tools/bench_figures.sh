@@ -35,7 +35,7 @@ figure_decode() {
     tee build/bench/decode.jsonl | "${plot[@]}" table
 }
 figure_peers() {
-  tools/bench_peers.sh 1,2 1 >/dev/null
+  tools/bench_peers.sh 1,2 1 5 >/dev/null
   /usr/bin/python3 tools/peers/summarize.py --markdown <build/peers/run.jsonl
   "${plot[@]}" peers build/peers/run.jsonl -o docs/img/vs_onnxruntime.png
 }
