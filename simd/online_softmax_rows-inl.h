@@ -55,8 +55,9 @@ HWY_INLINE void SoftmaxTileRow(float* HWY_RESTRICT p, size_t keys, float tile_ma
     FillRowF32(p, keys, 0.0f);
   } else {
     const auto tile_sums = Exp2ShiftSumF32(p, keys, new_max);
-    // No exp2f for a row's first tile.
-    const float correction = max == -kInf ? 0.0f : exp2f(max - new_max);
+    // No exp2f for a row's first tile, nor while the maximum stands (most tiles of a long row;
+    // 2^0 is 1 exactly).
+    const float correction = max == -kInf ? 0.0f : max == new_max ? 1.0f : exp2f(max - new_max);
     hn::Store(hn::MulAdd(hn::Load(d, lane_sums), hn::Set(d, correction), tile_sums), d, lane_sums);
     if (correction != 1.0f) ScaleRowF32(acc, dk, correction);
     max = new_max;
