@@ -168,8 +168,9 @@ HWY_INLINE void PackFourBf16PairKeys(const float* HWY_RESTRICT k, size_t ldk, si
     for (; p + 4 <= pairs; p += 4) {
       Transpose4x4(words + p, kRow / 2, out + p * kBf16DotKeyPanel, kBf16DotKeyPanel);
     }
-    for (; p < pairs; ++p) {
-      for (size_t r = 0; r < 4; ++r) out[p * kBf16DotKeyPanel + r] = words[r * kRow / 2 + p];
+    for (; p < pairs; ++p) {  // memcpy: the words are uint16_t halves (transpose_words-inl.h)
+      for (size_t r = 0; r < 4; ++r)
+        memcpy(out + p * kBf16DotKeyPanel + r, words + r * kRow / 2 + p, 4);
     }
   }
 }

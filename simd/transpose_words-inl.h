@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "hwy/highway.h"
 
@@ -21,6 +22,15 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 #if HWY_TARGET != HWY_SCALAR
+// Four 32-bit words loaded as bytes, which may alias anything: the bf16 pack's words are pairs
+// of uint16_t, and reading a uint16_t array through uint32_t is undefined (strict aliasing).
+// The same instruction as a load of T.
+template <class D>
+HWY_INLINE hn::VFromD<D> LoadWordsAsBytes(D d, const hn::TFromD<D>* HWY_RESTRICT p) {
+  const hn::Repartition<uint8_t, D> d8;
+  return hn::BitCast(d, hn::LoadU(d8, reinterpret_cast<const uint8_t*>(p)));
+}
+
 // dst[c * ld_dst + r] = src[r * ld_src + c] for r, c < 4: two rounds of interleaves.
 template <typename T>
 HWY_INLINE void Transpose4x4(const T* HWY_RESTRICT src, size_t ld_src, T* HWY_RESTRICT dst,
@@ -28,8 +38,9 @@ HWY_INLINE void Transpose4x4(const T* HWY_RESTRICT src, size_t ld_src, T* HWY_RE
   static_assert(sizeof(T) == 4, "32-bit words");
   const hn::CappedTag<T, 4> d;
   const hn::Repartition<uint64_t, decltype(d)> d64;
-  const auto r0 = hn::LoadU(d, src), r1 = hn::LoadU(d, src + ld_src);
-  const auto r2 = hn::LoadU(d, src + 2 * ld_src), r3 = hn::LoadU(d, src + 3 * ld_src);
+  const auto r0 = LoadWordsAsBytes(d, src), r1 = LoadWordsAsBytes(d, src + ld_src);
+  const auto r2 = LoadWordsAsBytes(d, src + 2 * ld_src);
+  const auto r3 = LoadWordsAsBytes(d, src + 3 * ld_src);
   // Rows 0 and 1, and 2 and 3, column by column: (r0 c, r1 c, r0 c+1, r1 c+1) ...
   const auto lo01 = hn::BitCast(d64, hn::InterleaveLower(d, r0, r1));
   const auto lo23 = hn::BitCast(d64, hn::InterleaveLower(d, r2, r3));
@@ -45,8 +56,9 @@ HWY_INLINE void Transpose4x4(const T* HWY_RESTRICT src, size_t ld_src, T* HWY_RE
 template <typename T>
 HWY_INLINE void Transpose4x4(const T* HWY_RESTRICT src, size_t ld_src, T* HWY_RESTRICT dst,
                              size_t ld_dst) {
+  // memcpy for the reason LoadWordsAsBytes gives.
   for (size_t r = 0; r < 4; ++r) {
-    for (size_t c = 0; c < 4; ++c) dst[c * ld_dst + r] = src[r * ld_src + c];
+    for (size_t c = 0; c < 4; ++c) memcpy(dst + c * ld_dst + r, src + r * ld_src + c, sizeof(T));
   }
 }
 #endif
