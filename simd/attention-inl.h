@@ -119,9 +119,11 @@ HWY_INLINE void StartF32Block(const AttentionHeadArgs& args, const F32Block& b, 
 
 // The next block's Q rows into L2 while this block runs: a long sequence's projected rows lie
 // beyond L2, one row of a head per cache-line run, which the block would otherwise wait for.
-HWY_INLINE void PrefetchNextBlockQ(const AttentionHeadArgs& args, size_t i0, size_t q_end) {
-  const size_t end = HWY_MIN(i0 + F32RowsPerBlock(), q_end);
-  for (size_t i = i0; i < end; ++i) {
+// L2, not L1: they are read after this block's whole pass over the keys, whose panels stream
+// through L1 meanwhile.
+HWY_INLINE void PrefetchNextBlockQ(const AttentionHeadArgs& args, size_t next_i0, size_t q_end) {
+  const size_t end = HWY_MIN(next_i0 + F32RowsPerBlock(), q_end);
+  for (size_t i = next_i0; i < end; ++i) {
     const float* row = args.q + i * args.ldq;
     for (size_t c = 0; c < args.dk; c += 64 / sizeof(float)) __builtin_prefetch(row + c, 0, 2);
   }

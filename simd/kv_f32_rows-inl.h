@@ -11,7 +11,6 @@
 #endif
 
 #include <stddef.h>
-#include <stdint.h>
 #include <string.h>
 
 #include "hwy/cache_control.h"
@@ -63,41 +62,47 @@ HWY_INLINE void TransposeFourKeys(const float* HWY_RESTRICT k, size_t ldk, size_
   for (size_t r = 0; r < 4; ++r) ScatterKeyChannels(k + r * ldk, c, dk, panel + r);
 }
 
-// Keys [t, t + n) of the call, all in one panel from lane `lane` on, into it.
-HWY_INLINE void PackKeyRun(const float* HWY_RESTRICT k, size_t ldk, size_t n, size_t t, size_t dk,
-                           float* HWY_RESTRICT panel_lane) {
-  size_t j = 0;
-  for (; j + 4 <= n; j += 4) {
-    TransposeFourKeys(k + (t + j) * ldk, ldk, dk, panel_lane + j);
-  }
-  for (; j < n; ++j) ScatterKeyChannels(k + (t + j) * ldk, 0, dk, panel_lane + j);
+// A call's key and value rows: position t's at k + t ldk and v + t ldv, t < count.
+struct F32PackSource {
+  const float* k;
+  size_t ldk;
+  const float* v;
+  size_t ldv;
+  size_t count;
+  size_t dk;
+};
+
+// Asks for position t's key and value rows into L1, if the call has it.
+HWY_INLINE void PrefetchPosition(const F32PackSource& s, size_t t) {
+  if (t >= s.count) return;
+  PrefetchF32Row(s.k + t * s.ldk, s.dk);
+  PrefetchF32Row(s.v + t * s.ldv, s.dk);
 }
 
-// The fp32 core's AttentionKernel::pack (plain inline: a one-target build takes its address from
-// code without this target's attributes, as attention-inl.h explains). Keys first + t for t <
-// count go to lane (first + t) % 64 of panel (first + t) / 64; values to row first + t.
-inline void PackF32KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t first,
-                              size_t count, size_t stored, size_t dk, void* keys_bytes,
-                              void* values_bytes) {
-  float* keys = static_cast<float*>(keys_bytes);
-  float* values = static_cast<float*>(values_bytes);
-  for (size_t t = 0; t < count;) {
-    const size_t key = first + t;
-    const size_t lane = key % kGemmPanelWidth;
-    const size_t n = HWY_MIN(count - t, kGemmPanelWidth - lane);
-    float* panel = keys + (key / kGemmPanelWidth) * dk * kGemmPanelWidth;
-    for (size_t j = 0; j < n; ++j) {
-      if (t + j + kPackRowsAhead < count) {
-        PrefetchF32Row(k + (t + j + kPackRowsAhead) * ldk, dk);
-        PrefetchF32Row(v + (t + j + kPackRowsAhead) * ldv, dk);
-      }
-      CopyF32Row(v + (t + j) * ldv, dk, values + (key + j) * dk);
+// Positions [t, t + n) of the call, all in one key panel from the lane at panel_lane on, their
+// values to the rows from `values` on: four at a time (values copied, keys transposed), then one
+// by one, each asking for the rows kPackRowsAhead positions on.
+HWY_INLINE void PackF32Run(const F32PackSource& s, size_t t, size_t n,
+                           float* HWY_RESTRICT panel_lane, float* HWY_RESTRICT values) {
+  size_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    for (size_t r = j; r < j + 4; ++r) {
+      PrefetchPosition(s, t + r + kPackRowsAhead);
+      CopyF32Row(s.v + (t + r) * s.ldv, s.dk, values + r * s.dk);
     }
-    PackKeyRun(k, ldk, n, t, dk, panel + lane);
-    t += n;
+    TransposeFourKeys(s.k + (t + j) * s.ldk, s.ldk, s.dk, panel_lane + j);
   }
-  // Lanes past the last key are computed (not stored) by the tile kernel: keep them zero so
-  // that no stale or uninitialised value is ever read.
+  for (; j < n; ++j) {
+    PrefetchPosition(s, t + j + kPackRowsAhead);
+    CopyF32Row(s.v + (t + j) * s.ldv, s.dk, values + j * s.dk);
+    ScatterKeyChannels(s.k + (t + j) * s.ldk, 0, s.dk, panel_lane + j);
+  }
+}
+
+// Zeros in the key lanes past the last stored position (the tile kernel computes them, never
+// stores them) and in the values' tail, so that no stale or uninitialised value is ever read.
+HWY_INLINE void ZeroF32Tails(size_t stored, size_t dk, float* HWY_RESTRICT keys,
+                             float* HWY_RESTRICT values) {
   if (stored % kGemmPanelWidth != 0) {
     float* panel = keys + (stored / kGemmPanelWidth) * dk * kGemmPanelWidth;
     const size_t lane = stored % kGemmPanelWidth;
@@ -106,6 +111,27 @@ inline void PackF32KeysValues(const float* k, size_t ldk, const float* v, size_t
     }
   }
   memset(values + stored * dk, 0, F32ValuesTail(dk) * sizeof(float));
+}
+
+// The fp32 core's AttentionKernel::pack (plain inline: a one-target build takes its address from
+// code without this target's attributes, as attention-inl.h explains). Keys first + t for t <
+// count go to lane (first + t) % 64 of panel (first + t) / 64, values to row first + t: a run of
+// positions per panel.
+inline void PackF32KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t first,
+                              size_t count, size_t stored, size_t dk, void* keys_bytes,
+                              void* values_bytes) {
+  float* keys = static_cast<float*>(keys_bytes);
+  float* values = static_cast<float*>(values_bytes);
+  const F32PackSource source{k, ldk, v, ldv, count, dk};
+  for (size_t t = 0; t < count;) {
+    const size_t key = first + t;
+    const size_t lane = key % kGemmPanelWidth;
+    const size_t n = HWY_MIN(count - t, kGemmPanelWidth - lane);
+    float* panel = keys + (key / kGemmPanelWidth) * dk * kGemmPanelWidth;
+    PackF32Run(source, t, n, panel + lane, values + key * dk);
+    t += n;
+  }
+  ZeroF32Tails(stored, dk, keys, values);
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

@@ -170,7 +170,8 @@ def plot_peers(rows, out):
         ax.set_title(f"{mode}: each ONNX Runtime variant against edgeattn", fontsize=10)
         ax.grid(True, axis="y", alpha=0.3)
         ax.legend(fontsize=7)
-    footnote(fig, rows, f", ONNX Runtime {', '.join(sorted(versions))}, each side's best round's median")
+    footnote(fig, rows,
+             f", ONNX Runtime {', '.join(sorted(versions))}, each side's best round's median")
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     fig.savefig(out, dpi=120)
 

@@ -70,14 +70,15 @@ void TestHalfRowsMatchScalar() {
   }
 }
 
-using PackFn = void (*)(const float*, size_t, const float*, size_t, size_t, size_t, size_t,
-                        size_t, void*, void*);
+using PackFn = void (*)(const float*, size_t, const float*, size_t, size_t, size_t, size_t, size_t,
+                        void*, void*);
 
 // A pack leaves the model's bytes: keys and values appended in three calls (a cache's prefill,
 // an odd single position, the rest), then positions rewritten inside the stored ones with new
-// rows (a ring's slots: one odd position alone, a pair), with even and odd lengths, strided rows,
-// a last panel partly filled, dk past the pack's 256-channel chunks (even and odd), edge values;
-// the buffers start as garbage, so a byte the pack should write and does not shows.
+// rows (a ring's slots: one odd position alone, a pair, a run across a panel's edge), with even and
+// odd lengths, strided rows, a last panel partly filled, dk past the pack's 256-channel chunks
+// (even and odd), edge values; the buffers start as garbage, so a byte the pack should write and
+// does not shows.
 template <class Model>
 void CheckPackMatchesModel(const char* what, PackFn pack, size_t keys_bytes(size_t, size_t),
                            size_t values_bytes(size_t, size_t), const Model& model) {
@@ -100,12 +101,16 @@ void CheckPackMatchesModel(const char* what, PackFn pack, size_t keys_bytes(size
       append(0, split, split);
       append(split, 1, split + 1);
       append(split + 1, lk - split - 1, lk);
-      const std::vector<float> k2 = RandomNormal(3 * ld, 95 + dk, 2.0f);
-      const std::vector<float> v2 = RandomNormal(3 * ld, 97 + dk, 2.0f);
-      std::copy(k2.begin(), k2.end(), k.begin() + 9 * ld);  // positions 9 (odd), 10 and 11
-      std::copy(v2.begin(), v2.end(), v.begin() + 9 * ld);
+      const std::vector<float> k2 = RandomNormal(12 * ld, 95 + dk, 2.0f);
+      const std::vector<float> v2 = RandomNormal(12 * ld, 97 + dk, 2.0f);
+      std::copy(k2.begin(), k2.begin() + 3 * ld, k.begin() + 9 * ld);  // positions 9 (odd), 10, 11
+      std::copy(v2.begin(), v2.begin() + 3 * ld, v.begin() + 9 * ld);
       append(9, 1, lk);
       append(10, 2, lk);
+      // A run of 9 across the first panel's edge (positions 58-66): keys four at a time there.
+      std::copy(k2.begin() + 3 * ld, k2.end(), k.begin() + 58 * ld);
+      std::copy(v2.begin() + 3 * ld, v2.end(), v.begin() + 58 * ld);
+      append(58, 9, lk);
       const testing_support::ModelHalfPack want =
           model(k.data(), v.data(), ld, lk, dk, keys.size(), values.size());
       ASSERT_EQ(keys, want.keys);
