@@ -123,10 +123,7 @@ HWY_INLINE void StartF32Block(const AttentionHeadArgs& args, const F32Block& b, 
 // through L1 meanwhile.
 HWY_INLINE void PrefetchNextBlockQ(const AttentionHeadArgs& args, size_t next_i0, size_t q_end) {
   const size_t end = HWY_MIN(next_i0 + F32RowsPerBlock(), q_end);
-  for (size_t i = next_i0; i < end; ++i) {
-    const float* row = args.q + i * args.ldq;
-    for (size_t c = 0; c < args.dk; c += 64 / sizeof(float)) __builtin_prefetch(row + c, 0, 2);
-  }
+  for (size_t i = next_i0; i < end; ++i) PrefetchF32Row<2>(args.q + i * args.ldq, args.dk);
 }
 
 // The tile of keys from t0 on (at most lk_block) for the block's rows: scores, each row's online

@@ -13,7 +13,6 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "simd/gemm_f32.h"
 #include "simd/partial_vector-inl.h"
@@ -35,8 +34,11 @@ namespace hn = hwy::HWY_NAMESPACE;
 // A long sequence's keys and values come from projections beyond L2, one row of a head at a
 // time: asking for the rows a few positions ahead keeps several misses in flight.
 inline constexpr size_t kPackRowsAhead = 8;
+
+// Asks for every cache line of row[0, n): into L1 (kLocality 3) or L2 (2).
+template <int kLocality>
 HWY_INLINE void PrefetchF32Row(const float* row, size_t n) {
-  for (size_t c = 0; c < n; c += 64 / sizeof(float)) hwy::Prefetch(row + c);
+  for (size_t c = 0; c < n; c += 64 / sizeof(float)) __builtin_prefetch(row + c, 0, kLocality);
 }
 
 // dst[0, n) = src[0, n), inline: a value row is too short for a library call to pay.
@@ -75,8 +77,8 @@ struct F32PackSource {
 // Asks for position t's key and value rows into L1, if the call has it.
 HWY_INLINE void PrefetchPosition(const F32PackSource& s, size_t t) {
   if (t >= s.count) return;
-  PrefetchF32Row(s.k + t * s.ldk, s.dk);
-  PrefetchF32Row(s.v + t * s.ldv, s.dk);
+  PrefetchF32Row<3>(s.k + t * s.ldk, s.dk);
+  PrefetchF32Row<3>(s.v + t * s.ldv, s.dk);
 }
 
 // Positions [t, t + n) of the call, all in one key panel from the lane at panel_lane on, their
