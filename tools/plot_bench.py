@@ -139,15 +139,19 @@ def plot_threads(rows, out):
     rows = timed(best_rounds(rows))
     series = defaultdict(dict)
     for r in rows:
-        series[(r["shape"], r["seq"], r["mode"])][r["threads"]] = r["median_ms"]
-    fig, ax = pyplot().subplots(figsize=(7.5, 5))
+        # The table's line label: the cases of one shape (decode, beams; xmem, xproj) apart.
+        series[(group_label(r), r["mode"])][r["threads"]] = r["median_ms"]
+    fig, ax = pyplot().subplots(figsize=(10, 5.5))
     most = max(r["threads"] for r in rows)
-    for (shape, seq, mode), times in sorted(series.items()):
+    # A colour a line of the table, a marker and dash a precision.
+    labels = sorted({label for label, _ in series})
+    styles = {"fp32": "o-", "int8": "s--", "bf16": "^:"}
+    for (label, mode), times in sorted(series.items()):
         threads = sorted(times)
         if len(threads) < 2:
             continue
-        ax.plot(threads, [times[threads[0]] / times[t] for t in threads], "o-",
-                label=f"{shape} (L {seq}) {mode}")
+        ax.plot(threads, [times[threads[0]] / times[t] for t in threads], styles.get(mode, "d-."),
+                color=f"C{labels.index(label) % 10}", label=f"{label} {mode}")
     fewest = min(r["threads"] for r in rows)
     ax.plot([fewest, most], [1, most / fewest], "k--", linewidth=0.8, label="ideal")
     ax.set_xlabel("threads")
@@ -155,7 +159,7 @@ def plot_threads(rows, out):
     ax.set_xticks(sorted({r["threads"] for r in rows}))
     ax.set_title("edgeattn speed-up against threads", fontsize=10)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     footnote(fig, rows)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     fig.savefig(out, dpi=120)
@@ -212,10 +216,17 @@ def ms(x):
 
 
 def group_label(r):
+    """The table's first column: one label per case measured (xmem and xproj share a shape)."""
+    width = f"({r['d_model']}/{r['heads']})"
     if r["case"] == "decode":
-        return f"{r['shape']} cache {r['cache_len']} ({r['d_model']}/{r['heads']})"
-    key = f"/{r['key_len']}" if r.get("cross") else ""
-    return f"{r['shape']} {r['seq']}{key}/{r['d_model']}/{r['heads']}"
+        window = f" window {r['window']}" if r.get("window") else ""
+        return f"{r['shape']} cache {r['cache_len']}{window} {width}"
+    if r["case"] == "forward":
+        key = f"/{r['key_len']}" if r.get("cross") else ""
+        return f"{r['shape']} {r['seq']}{key}/{r['d_model']}/{r['heads']}"
+    cache = f" cache {r['cache_len']}" if r.get("cache_len") else ""
+    batch = f" batch {r['batch']}" if r.get("batch", 1) > 1 else ""
+    return f"{r['shape']} {r['case']} {r['seq']}/{r['key_len']}{cache}{batch} {width}"
 
 
 def print_table(rows, _output):
@@ -242,9 +253,13 @@ def print_table(rows, _output):
                         else ms(ref["median_ms"]))
         for mode, threads in timed_columns:
             r = cells.get((mode, threads))
-            fewest = next(cells[(m, t)] for m, t in timed_columns if m == mode and (m, t) in cells)
-            text = "-" if r is None else ms(r["median_ms"])
-            if r is not None and r is not fewest:
+            if r is None or r.get("median_ms") is None:
+                line.append("-")
+                continue
+            fewest = next(cells[(m, t)] for m, t in timed_columns if m == mode and (m, t) in cells
+                          and cells[(m, t)].get("median_ms") is not None)
+            text = ms(r["median_ms"])
+            if r is not fewest:
                 text += f" ({fewest['median_ms'] / r['median_ms']:.2f}x)"
             line.append(text)
         cosines = [r["cosine"] for c, r in cells.items() if c != "reference"

@@ -43,6 +43,19 @@ class BestRoundsTest(unittest.TestCase):
         self.assertEqual(sorted((r["mode"], r["seq"], r["median_ms"]) for r in kept),
                          [("fp32", 64, 1.0), ("fp32", 128, 3.0), ("int8", 64, 0.5)])
 
+    def test_cases_of_one_shape_get_lines_of_their_own(self):
+        rows = [dict(row("fp32", 1, ms, seq=1), case=case, key_len=1500, cross=True,
+                     shape="whisper") for case, ms in (("xmem", 0.2), ("xproj", 6.0))]
+        lines = table(rows)
+        self.assertEqual(len(lines), 4, lines)
+        self.assertEqual(lines[2], "| whisper xmem 1/1500 (256/4) | 0.200 | - |")
+        self.assertEqual(lines[3], "| whisper xproj 1/1500 (256/4) | 6.00 | - |")
+
+    def test_a_line_without_a_column_shows_a_dash(self):
+        lines = table([row("fp32", 1, None), row("fp32", 2, 0.6), row("int8", 1, 0.5, seq=128)])
+        self.assertEqual(lines[2:], ["| tiny 64/256/4 | - | 0.600 | - | - |",
+                                     "| tiny 128/256/4 | - | - | 0.500 | - |"])
+
     def test_a_skipped_round_never_hides_a_measured_one(self):
         kept = plot_bench.best_rounds([row("fp32", 1, None), row("fp32", 1, 2.0),
                                        row("fp32", 1, None)])
