@@ -125,9 +125,13 @@ void BM_GemmI8(benchmark::State& state) {
   const double ops = 2.0 * m * n * k;
   state.counters["GOP/s"] =
       benchmark::Counter(ops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
-  const double peak =
-      bench::PeakVnniGops() > 0.0 ? bench::PeakVnniGops() : 4 * bench::PeakFmaGflops();
-  state.counters["%vnni"] =
+  // A fraction of the peak of the unit the kernel runs on: the AMX tiles (its name says so), or
+  // vpdpbusd (4 FMAs' worth where the target has none).
+  const bool tiles = std::strstr(kernel.name, "_amx_") != nullptr;
+  const double peak = tiles                         ? bench::PeakAmxInt8Gops()
+                      : bench::PeakVnniGops() > 0.0 ? bench::PeakVnniGops()
+                                                    : 4 * bench::PeakFmaGflops();
+  state.counters[tiles ? "%amx" : "%vnni"] =
       benchmark::Counter(ops * 1e-9 * 100.0 / peak, benchmark::Counter::kIsIterationInvariantRate);
   state.SetLabel(kernel.name);
 }
@@ -323,6 +327,16 @@ void BM_PeakAmxBf16(benchmark::State& state) {
   state.counters["GFLOP/s"] = bench::PeakAmxBf16Gflops();
 }
 BENCHMARK(BM_PeakAmxBf16)->Iterations(1);
+
+void BM_PeakAmxInt8(benchmark::State& state) {
+  if (!simd::CpuRunsAmxInt8()) {
+    state.SkipWithError("this CPU or process runs no AMX-INT8 tiles");
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(bench::PeakAmxInt8Gops());
+  state.counters["GOP/s"] = bench::PeakAmxInt8Gops();
+}
+BENCHMARK(BM_PeakAmxInt8)->Iterations(1);
 
 void BM_PeakVnni(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(bench::PeakVnniGops());

@@ -120,9 +120,10 @@ namespace {
 
 #if defined(__x86_64__) && (HWY_COMPILER_GCC_ACTUAL >= 1100 || HWY_COMPILER_CLANG >= 1200)
 #define EDGEATTN_PEAK_AMX 1
-// 4 independent tdpbf16ps accumulator tiles, each 16 x 16 fp32 += 16 x 32 by 32 x 16 bf16 (8192
-// multiply-adds); returns flops done (2 per multiply-add).
-__attribute__((target("amx-tile,amx-bf16"))) double AmxBf16Loop(size_t iterations, float* sink) {
+// Palette 1 with tiles 0-5 of 16 rows x 64 bytes: 0-3 accumulators (zeroed), 4 and 5 the
+// operands, loaded from `a` and `b`. (The loops below cannot share one template: the tile
+// intrinsics are macros that paste their tile numbers into the instruction.)
+__attribute__((target("amx-tile"))) void StartAmxTiles(const void* a, const void* b) {
   struct alignas(64) Config {
     uint8_t palette, start_row, reserved[14];
     uint16_t bytes_per_row[16];
@@ -133,10 +134,6 @@ __attribute__((target("amx-tile,amx-bf16"))) double AmxBf16Loop(size_t iteration
     config.bytes_per_row[t] = 64;
     config.rows[t] = 16;
   }
-  alignas(64) uint16_t a[16 * 32], b[16 * 32];
-  alignas(64) float c[16 * 16];
-  std::fill_n(a, 16 * 32, uint16_t{0x3F80});  // 1.0
-  std::fill_n(b, 16 * 32, uint16_t{0x3380});  // 2^-24
   _tile_loadconfig(&config);
   _tile_zero(0);
   _tile_zero(1);
@@ -144,6 +141,16 @@ __attribute__((target("amx-tile,amx-bf16"))) double AmxBf16Loop(size_t iteration
   _tile_zero(3);
   _tile_loadd(4, a, 64);
   _tile_loadd(5, b, 64);
+}
+
+// 4 independent tdpbf16ps accumulator tiles, each 16 x 16 fp32 += 16 x 32 by 32 x 16 bf16 (8192
+// multiply-adds); returns flops done (2 per multiply-add).
+__attribute__((target("amx-tile,amx-bf16"))) double AmxBf16Loop(size_t iterations, float* sink) {
+  alignas(64) uint16_t a[16 * 32], b[16 * 32];
+  alignas(64) float c[16 * 16];
+  std::fill_n(a, 16 * 32, uint16_t{0x3F80});  // 1.0
+  std::fill_n(b, 16 * 32, uint16_t{0x3380});  // 2^-24
+  StartAmxTiles(a, b);
   for (size_t i = 0; i < iterations; ++i) {
     _tile_dpbf16ps(0, 4, 5);
     _tile_dpbf16ps(1, 4, 5);
@@ -154,6 +161,27 @@ __attribute__((target("amx-tile,amx-bf16"))) double AmxBf16Loop(size_t iteration
   _tile_release();
   *sink = c[0];
   return 2.0 * 8192 * 4 * static_cast<double>(iterations);
+}
+
+// The same with tdpbusd: 16 x 16 int32 += 16 x 64 u8 by 64 x 16 s8 (16384 multiply-adds); returns
+// operations done (2 per multiply-add).
+__attribute__((target("amx-tile,amx-int8"))) double AmxInt8Loop(size_t iterations, int* sink) {
+  alignas(64) uint8_t a[16 * 64];
+  alignas(64) int8_t b[16 * 64];
+  alignas(64) int32_t c[16 * 16];
+  std::fill_n(a, sizeof(a), uint8_t{1});
+  std::fill_n(b, sizeof(b), int8_t{1});
+  StartAmxTiles(a, b);
+  for (size_t i = 0; i < iterations; ++i) {
+    _tile_dpbusd(0, 4, 5);
+    _tile_dpbusd(1, 4, 5);
+    _tile_dpbusd(2, 4, 5);
+    _tile_dpbusd(3, 4, 5);
+  }
+  _tile_stored(0, c, 64);
+  _tile_release();
+  *sink = c[0];
+  return 2.0 * 16384 * 4 * static_cast<double>(iterations);
 }
 #else
 #define EDGEATTN_PEAK_AMX 0
@@ -199,6 +227,16 @@ double PeakAmxBf16Gflops() {
   return 0.0;
 #endif
 }
+
+double PeakAmxInt8Gops() {
+#if EDGEATTN_PEAK_AMX
+  static const double peak = BestRate(&AmxInt8Loop, 0);
+  return peak;
+#else
+  return 0.0;
+#endif
+}
+
 
 }  // namespace bench
 }  // namespace edgeattn

@@ -22,6 +22,10 @@ double PeakBf16DotGflops();
 // no AMX. Call only where simd::CpuRunsAmxBf16() (which also asks for the tiles).
 double PeakAmxBf16Gflops();
 
+// GOP/s (2 per int8 multiply-add) of independent AMX tdpbusd tiles, or 0 where the build has no
+// AMX. Call only where simd::CpuRunsAmxInt8() (which also asks for the tiles).
+double PeakAmxInt8Gops();
+
 }  // namespace bench
 }  // namespace edgeattn
 
