@@ -237,7 +237,6 @@ double PeakAmxInt8Gops() {
 #endif
 }
 
-
 }  // namespace bench
 }  // namespace edgeattn
 #endif  // HWY_ONCE
