@@ -172,23 +172,19 @@ def plot_threads(rows, out):
 
 
 def plot_peers(rows, out):
-    # Each side's best round (tools/bench_peers.sh runs several).
-    ours = {}
-    for r in timed(rows):
-        cell = (r["shape"], r["mode"], r["threads"])
-        ours[cell] = min(ours.get(cell, r["median_ms"]), r["median_ms"])
+    # Each side's best round (tools/bench_peers.sh runs several): a variant's fastest median over
+    # edgeattn's fastest.
+    rows = best_rounds(rows)
+    ours = {(r["shape"], r["mode"], r["threads"]): r["median_ms"] for r in timed(rows)}
     theirs = defaultdict(dict)  # (mode) -> variant -> cell -> ratio
     versions = set()
     for r in rows:
-        if not r["peer"].startswith("onnxruntime"):
+        cell = (r["shape"], r["mode"], r["threads"])
+        if not r["peer"].startswith("onnxruntime") or cell not in ours:
             continue
         peer, variant = r["peer"].split("/", 1)
         versions.add(peer.replace("onnxruntime-", ""))
-        cell = (r["shape"], r["mode"], r["threads"])
-        if cell in ours:
-            # The variant's best round too: its fastest median over edgeattn's fastest.
-            ratios = theirs[r["mode"]].setdefault(variant, {})
-            ratios[cell] = min(ratios.get(cell, float("inf")), r["median_ms"] / ours[cell])
+        theirs[r["mode"]].setdefault(variant, {})[cell] = r["median_ms"] / ours[cell]
     if not theirs:
         sys.exit("plot_bench.py: no ONNX Runtime rows matching edgeattn rows (tools/bench_peers.sh)")
     modes = [m for m in ("fp32", "int8") if m in theirs]
