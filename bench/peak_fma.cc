@@ -11,6 +11,7 @@
 #define HWY_TARGET_INCLUDE "bench/peak_fma.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "simd/amx_tiles.h"
 
 // Highway 1.0.3's AVX3_DL target string lacks avx512vnni (as in simd/gemm_i8_vnni-inl.h) and every
 // target string avx512bf16 (as in simd/gemm_bf16_dot-inl.h).
@@ -124,17 +125,9 @@ namespace {
 // operands, loaded from `a` and `b`. (The loops below cannot share one template: the tile
 // intrinsics are macros that paste their tile numbers into the instruction.)
 __attribute__((target("amx-tile"))) void StartAmxTiles(const void* a, const void* b) {
-  struct alignas(64) Config {
-    uint8_t palette, start_row, reserved[14];
-    uint16_t bytes_per_row[16];
-    uint8_t rows[16];
-  } config = {};
-  config.palette = 1;
-  for (int t = 0; t < 6; ++t) {
-    config.bytes_per_row[t] = 64;
-    config.rows[t] = 16;
-  }
-  _tile_loadconfig(&config);
+  simd::AmxTileConfig config;
+  for (size_t t = 0; t < 6; ++t) config.Tile(t, 16, 64);
+  simd::LoadTileConfig(config);
   _tile_zero(0);
   _tile_zero(1);
   _tile_zero(2);

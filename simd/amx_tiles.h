@@ -1,7 +1,7 @@
 // The AMX tile configuration (the 64 bytes ldtilecfg reads, palette 1) as the AMX kernels
-// (gemm_i8_amx-inl.h, gemm_bf16_amx-inl.h) build it. Loading it and
-// the tile instructions stay in each kernel's own functions, which carry the AMX target
-// attributes; this header needs none.
+// (gemm_i8_amx-inl.h, gemm_bf16_amx-inl.h, attention_bf16dot-inl.h) build it, and its load. The
+// tile instructions stay in each kernel's own functions, which carry the AMX target attributes;
+// this header needs none.
 #ifndef EDGEATTN_SIMD_AMX_TILES_H_
 #define EDGEATTN_SIMD_AMX_TILES_H_
 
@@ -26,6 +26,16 @@ struct alignas(64) AmxTileConfig {
   }
 };
 static_assert(sizeof(AmxTileConfig) == 64, "ldtilecfg reads 64 bytes");
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// ldtilecfg of `config`. g++'s _tile_loadconfig (12 at least) hands its asm the configuration's
+// first 8 bytes as the operand, so at -O3 the compiler may drop the stores to the rest of a
+// configuration built just before (a kernel then runs on tiles of the wrong shape, or faults):
+// this asm's operand is all 64 bytes. The assembler takes ldtilecfg without a target attribute.
+inline void LoadTileConfig(const AmxTileConfig& config) {
+  __asm__ volatile("ldtilecfg %0" : : "m"(config));
+}
+#endif
 
 }  // namespace simd
 }  // namespace edgeattn

@@ -249,7 +249,7 @@ struct AmxEngine {
   static void Configure() {
     AmxTileConfig config;
     for (size_t t = 0; t <= 6; ++t) config.Tile(t, 16, 64);
-    _tile_loadconfig(&config);
+    LoadTileConfig(config);
   }
 
   static void Scores(const AttentionHeadArgs& args, const Bf16DotBlock& b, size_t /*rows*/,

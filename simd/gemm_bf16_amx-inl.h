@@ -57,7 +57,7 @@ HWY_INLINE void ConfigureBf16AmxTiles(size_t rows, size_t tail_pairs) {
   for (size_t t = 0; t <= 4; ++t) config.Tile(t, rows, 64);
   config.Tile(5, kBf16AmxStepPairs, 64);
   config.Tile(6, tail_pairs == 0 ? 0 : rows, 4 * tail_pairs).Tile(7, tail_pairs, 64);
-  _tile_loadconfig(&config);
+  LoadTileConfig(config);
 }
 
 // One pair row of a panel: 64 features x 2 values = 256 bytes.

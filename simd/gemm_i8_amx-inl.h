@@ -67,7 +67,7 @@ HWY_INLINE void ConfigureAmxTiles(size_t rows) {
   AmxTileConfig config;
   for (size_t t = 0; t <= 4; ++t) config.Tile(t, rows, 64);
   config.Tile(5, kAmxTileGroups, 64).Tile(6, kAmxTileGroups, 64);
-  _tile_loadconfig(&config);
+  LoadTileConfig(config);
 }
 
 // Per-call buffers in L1: two blocks' int32 sums as the tiles store them (one being written while
