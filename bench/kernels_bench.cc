@@ -339,6 +339,37 @@ void BM_PeakAmxInt8(benchmark::State& state) {
 }
 BENCHMARK(BM_PeakAmxInt8)->Iterations(1);
 
+// The int8 AMX kernel's tile step alone with its weights cycled through weights_kib KiB: from L1
+// (up to 48 KiB here), L2 or beyond. "%amx" is against BM_PeakAmxInt8, which loads no tiles.
+void BM_AmxInt8Steps(benchmark::State& state) {
+  if (!simd::CpuRunsAmxInt8()) {
+    state.SkipWithError("this CPU or process runs no AMX-INT8 tiles");
+    return;
+  }
+  const std::size_t weight_bytes = static_cast<std::size_t>(state.range(0)) * 1024;
+  const std::size_t steps = 4096;
+  auto activations = hwy::AllocateAligned<std::uint8_t>(16 * bench::kStepsRowBytes);
+  auto weights = hwy::AllocateAligned<std::int8_t>(weight_bytes);
+  // Written, so that every page is its own (untouched pages would all map the one zero page).
+  for (std::size_t i = 0; i < 16 * bench::kStepsRowBytes; ++i) activations[i] = i * 7 % 251;
+  for (std::size_t i = 0; i < weight_bytes; ++i) weights[i] = static_cast<std::int8_t>(i * 13 % 251);
+  double ops = 0.0;
+  for (auto _ : state) {
+    ops = bench::AmxInt8StepsOps(activations.get(), weights.get(), weight_bytes, steps);
+  }
+  state.counters["GOP/s"] = benchmark::Counter(ops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["%amx"] = benchmark::Counter(ops * 1e-9 * 100.0 / bench::PeakAmxInt8Gops(),
+                                              benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_AmxInt8Steps)
+    ->ArgName("weights_kib")
+    ->Arg(16)
+    ->Arg(48)   // one bert panel (64 features x 768)
+    ->Arg(64)
+    ->Arg(256)
+    ->Arg(2048)
+    ->Unit(benchmark::kMicrosecond);
+
 void BM_PeakVnni(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(bench::PeakVnniGops());
   state.counters["GOP/s"] = bench::PeakVnniGops();

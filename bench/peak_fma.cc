@@ -176,6 +176,33 @@ __attribute__((target("amx-tile,amx-int8"))) double AmxInt8Loop(size_t iteration
   *sink = c[0];
   return 2.0 * 16384 * 4 * static_cast<double>(iterations);
 }
+
+// The int8 AMX kernel's tile step over `steps` steps: one activation tile (16 rows x 64 bytes
+// of rows kStepsRowBytes apart) and the four weight tiles of 16 groups (at the panels' 256-byte
+// group stride), four tdpbusd. Step s reads the 4 KiB of weights at s x 4 KiB modulo
+// weight_bytes and the activations' 64 bytes at s x 64 modulo a row. Returns operations done.
+__attribute__((target("amx-tile,amx-int8"))) double AmxInt8Steps(const uint8_t* activations,
+                                                                 const int8_t* weights,
+                                                                 size_t weight_bytes,
+                                                                 size_t steps) {
+  StartAmxTiles(activations, weights);
+  for (size_t s = 0, w = 0, a = 0; s < steps; ++s) {
+    const int8_t* group = weights + w;
+    _tile_loadd(4, activations + a, kStepsRowBytes);
+    _tile_loadd(5, group, 256);
+    _tile_dpbusd(0, 4, 5);
+    _tile_loadd(5, group + 64, 256);
+    _tile_dpbusd(1, 4, 5);
+    _tile_loadd(5, group + 128, 256);
+    _tile_dpbusd(2, 4, 5);
+    _tile_loadd(5, group + 192, 256);
+    _tile_dpbusd(3, 4, 5);
+    w = w + 4096 == weight_bytes ? 0 : w + 4096;
+    a = a + 64 == kStepsRowBytes ? 0 : a + 64;
+  }
+  _tile_release();
+  return 2.0 * 16384 * 4 * static_cast<double>(steps);
+}
 #else
 #define EDGEATTN_PEAK_AMX 0
 #endif
@@ -226,6 +253,17 @@ double PeakAmxInt8Gops() {
   static const double peak = BestRate(&AmxInt8Loop, 0);
   return peak;
 #else
+  return 0.0;
+#endif
+}
+
+double AmxInt8StepsOps(const std::uint8_t* activations, const std::int8_t* weights,
+                       std::size_t weight_bytes, std::size_t steps) {
+#if EDGEATTN_PEAK_AMX
+  if (weight_bytes == 0 || weight_bytes % 4096 != 0) return 0.0;  // no whole step to cycle
+  return AmxInt8Steps(activations, weights, weight_bytes, steps);
+#else
+  (void)activations, (void)weights, (void)weight_bytes, (void)steps;
   return 0.0;
 #endif
 }

@@ -1,7 +1,11 @@
-// This machine's fp32 FMA peak on one core, measured, so that benchmarks can report a
-// fraction of it instead of quoting a figure from another machine.
+// This machine's peaks on one core (fp32 FMA, int8 and bf16 dot products, AMX tiles) and the
+// AMX int8 tile step's rate by where its weights live, measured, so that benchmarks can report a
+// fraction of them instead of quoting a figure from another machine.
 #ifndef EDGEATTN_BENCH_PEAK_FMA_H_
 #define EDGEATTN_BENCH_PEAK_FMA_H_
+
+#include <cstddef>
+#include <cstdint>
 
 namespace edgeattn {
 namespace bench {
@@ -25,6 +29,16 @@ double PeakAmxBf16Gflops();
 // GOP/s (2 per int8 multiply-add) of independent AMX tdpbusd tiles, or 0 where the build has no
 // AMX. Call only where simd::CpuRunsAmxInt8() (which also asks for the tiles).
 double PeakAmxInt8Gops();
+
+// The int8 AMX kernel's tile step (qd8_qc8w_amx_16x64) alone, `steps` times: 16 activation rows
+// of kStepsRowBytes (bert's d_model) and 4 KiB of weights a step, the weights cycled through
+// weight_bytes from the start, so that where they stay in the cache hierarchy sets the rate.
+// Returns the operations done (2 per int8 multiply-add), or 0 where the build has no AMX or
+// weight_bytes is not a positive multiple of 4096. activations: 16 x kStepsRowBytes bytes. Call
+// only where simd::CpuRunsAmxInt8().
+inline constexpr std::size_t kStepsRowBytes = 768;
+double AmxInt8StepsOps(const std::uint8_t* activations, const std::int8_t* weights,
+                       std::size_t weight_bytes, std::size_t steps);
 
 }  // namespace bench
 }  // namespace edgeattn
