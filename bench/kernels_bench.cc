@@ -351,20 +351,25 @@ void BM_AmxInt8Steps(benchmark::State& state) {
   auto activations = hwy::AllocateAligned<std::uint8_t>(16 * bench::kStepsRowBytes);
   auto weights = hwy::AllocateAligned<std::int8_t>(weight_bytes);
   // Written, so that every page is its own (untouched pages would all map the one zero page).
-  for (std::size_t i = 0; i < 16 * bench::kStepsRowBytes; ++i) activations[i] = i * 7 % 251;
-  for (std::size_t i = 0; i < weight_bytes; ++i) weights[i] = static_cast<std::int8_t>(i * 13 % 251);
+  for (std::size_t i = 0; i < 16 * bench::kStepsRowBytes; ++i) {
+    activations[i] = static_cast<std::uint8_t>(i * 7 % 251);
+  }
+  for (std::size_t i = 0; i < weight_bytes; ++i) {
+    weights[i] = static_cast<std::int8_t>(i * 13 % 251);
+  }
   double ops = 0.0;
   for (auto _ : state) {
     ops = bench::AmxInt8StepsOps(activations.get(), weights.get(), weight_bytes, steps);
   }
-  state.counters["GOP/s"] = benchmark::Counter(ops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GOP/s"] =
+      benchmark::Counter(ops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["%amx"] = benchmark::Counter(ops * 1e-9 * 100.0 / bench::PeakAmxInt8Gops(),
                                               benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_AmxInt8Steps)
     ->ArgName("weights_kib")
     ->Arg(16)
-    ->Arg(48)   // one bert panel (64 features x 768)
+    ->Arg(48)  // one bert panel (64 features x 768)
     ->Arg(64)
     ->Arg(256)
     ->Arg(2048)

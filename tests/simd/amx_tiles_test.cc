@@ -42,7 +42,9 @@ __attribute__((target("amx-tile"), noinline)) int LoadAndCountMismatches(std::si
 }
 
 TEST(AmxTilesTest, LoadTileConfigLoadsEveryTile) {
-  if (!CpuRunsAmxInt8() && !CpuRunsAmxBf16()) GTEST_SKIP() << "this CPU or process has no AMX tiles";
+  if (!CpuRunsAmxInt8() && !CpuRunsAmxBf16()) {
+    GTEST_SKIP() << "this CPU or process has no AMX tiles";
+  }
   for (std::size_t rows : {1, 3, 16}) {
     for (std::size_t bytes : {4, 36, 64}) {
       EXPECT_EQ(LoadAndCountMismatches(rows, bytes), 0)
