@@ -121,12 +121,12 @@ namespace {
 
 #if defined(__x86_64__) && (HWY_COMPILER_GCC_ACTUAL >= 1100 || HWY_COMPILER_CLANG >= 1200)
 #define EDGEATTN_PEAK_AMX 1
-// Palette 1 with tiles 0-5 of 16 rows x 64 bytes: 0-3 accumulators (zeroed), 4 and 5 the
-// operands, loaded from `a` and `b`. (The loops below cannot share one template: the tile
+// Palette 1 with tiles 0-6 of 16 rows x 64 bytes: 0-3 accumulators (zeroed), 4 and 5 the
+// operands, loaded from `a` and `b` (6: a second weight tile for AmxInt8Steps). (The loops below cannot share one template: the tile
 // intrinsics are macros that paste their tile numbers into the instruction.)
 __attribute__((target("amx-tile"))) void StartAmxTiles(const void* a, const void* b) {
   simd::AmxTileConfig config;
-  for (size_t t = 0; t < 6; ++t) config.Tile(t, 16, 64);
+  for (size_t t = 0; t < 7; ++t) config.Tile(t, 16, 64);
   simd::LoadTileConfig(config);
   _tile_zero(0);
   _tile_zero(1);
@@ -177,9 +177,10 @@ __attribute__((target("amx-tile,amx-int8"))) double AmxInt8Loop(size_t iteration
   return 2.0 * 16384 * 4 * static_cast<double>(iterations);
 }
 
-// The int8 AMX kernel's tile step over `steps` steps: one activation tile (16 rows x 64 bytes
-// of rows kStepsRowBytes apart) and the four weight tiles of 16 groups (at the panels' 256-byte
-// group stride), four tdpbusd. Step s reads the 4 KiB of weights at s x 4 KiB modulo
+// The int8 AMX kernel's tile step (its AccumulateBlock) over `steps` steps: one activation tile
+// (16 rows x 64 bytes of rows kStepsRowBytes apart) and the four weight tiles of 16 groups (at
+// the panels' 256-byte group stride), alternating between tiles 5 and 6 as the kernel does so
+// that a load overlaps the previous product, four tdpbusd. Step s reads the 4 KiB of weights at s x 4 KiB modulo
 // weight_bytes and the activations' 64 bytes at s x 64 modulo a row. Returns operations done.
 __attribute__((target("amx-tile,amx-int8"))) double AmxInt8Steps(const uint8_t* activations,
                                                                  const int8_t* weights,
@@ -191,12 +192,12 @@ __attribute__((target("amx-tile,amx-int8"))) double AmxInt8Steps(const uint8_t* 
     _tile_loadd(4, activations + a, kStepsRowBytes);
     _tile_loadd(5, group, 256);
     _tile_dpbusd(0, 4, 5);
-    _tile_loadd(5, group + 64, 256);
-    _tile_dpbusd(1, 4, 5);
+    _tile_loadd(6, group + 64, 256);
+    _tile_dpbusd(1, 4, 6);
     _tile_loadd(5, group + 128, 256);
     _tile_dpbusd(2, 4, 5);
-    _tile_loadd(5, group + 192, 256);
-    _tile_dpbusd(3, 4, 5);
+    _tile_loadd(6, group + 192, 256);
+    _tile_dpbusd(3, 4, 6);
     w = w + 4096 == weight_bytes ? 0 : w + 4096;
     a = a + 64 == kStepsRowBytes ? 0 : a + 64;
   }
