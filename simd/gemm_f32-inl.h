@@ -76,13 +76,21 @@ HWY_NOINLINE void RunPanels(const ProjectionInput& a, size_t row_begin, size_t r
       // The panel read next: the first again for the next row block, else the following one,
       // also past panel_end, as the runtime's items (one panel each, in panel order) read it.
       const size_t next = p + 1 < panel_end || last_block ? p + 1 : panel_begin;
-      const bool prefetch = kPrefetchNextPanel && next < panel_count && next != p;
-      MatMulTiles(a.f32 + row * a.ld, a.ld, rows, panels + p * panel_size, kGemmPanelWidth, w.k,
-                  HWY_MIN(kGemmPanelWidth, w.n - col), mode,
-                  w.bias != nullptr ? w.bias + col : nullptr, c + row * ldc + col, ldc,
-                  prefetch ? reinterpret_cast<const uint8_t*>(panels + next * panel_size)
-                           : nullptr,
-                  prefetch ? panel_size * sizeof(TB) : 0);
+      const float* a_rows = a.f32 + row * a.ld;
+      const TB* panel = panels + p * panel_size;
+      const size_t cols = HWY_MIN(kGemmPanelWidth, w.n - col);
+      const float* bias = w.bias != nullptr ? w.bias + col : nullptr;
+      float* c_rows = c + row * ldc + col;
+      if constexpr (kPrefetchNextPanel) {
+        const bool prefetch = next < panel_count && next != p;
+        MatMulTilesPrefetching(
+            a_rows, a.ld, rows, panel, kGemmPanelWidth, w.k, cols, mode, bias, c_rows, ldc,
+            prefetch ? reinterpret_cast<const uint8_t*>(panels + next * panel_size) : nullptr,
+            prefetch ? panel_size * sizeof(TB) : 0);
+      } else {
+        MatMulTiles(a_rows, a.ld, rows, panel, kGemmPanelWidth, w.k, cols, mode, bias, c_rows,
+                    ldc);
+      }
     }
   }
 }

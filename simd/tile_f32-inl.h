@@ -313,24 +313,20 @@ HWY_INLINE TileFn<TB> GetTileFn(size_t rows, size_t vecs) {
   return kTable[(rows - 1) * detail::kTileVecs + (vecs - 1)];
 }
 
-// C[rows x cols] (+)= A[rows x k] * B[k x cols] for any rows and cols: full tiles of the
-// target's shape, then narrower and shorter tiles for the tails. B rows must be readable up to
-// cols rounded up to a whole vector.
-// `prefetch` (optional): prefetch_bytes that the caller reads next (the projection's next
-// weight panel), asked into L2 a slice per tile, one line per k step, so that its reads from L3
-// or memory spread over this call's tiles instead of stalling the next call's first tile.
-template <class TB = float>
-HWY_INLINE void MatMulTiles(const float* HWY_RESTRICT a, size_t lda, size_t rows,
-                            const TB* HWY_RESTRICT b, size_t ldb, size_t k_count, size_t cols,
-                            TileInit mode, const float* HWY_RESTRICT init, float* HWY_RESTRICT c,
-                            size_t ldc, const uint8_t* prefetch = nullptr,
-                            size_t prefetch_bytes = 0) {
+namespace detail {
+// MatMulTiles with the tiles of one prefetch variant: each variant is a table of every tile
+// shape, so a caller that never prefetches compiles only the plain one.
+template <class TB, bool kPrefetch>
+HWY_INLINE void MatMulTilesOf(const float* HWY_RESTRICT a, size_t lda, size_t rows,
+                              const TB* HWY_RESTRICT b, size_t ldb, size_t k_count, size_t cols,
+                              TileInit mode, const float* HWY_RESTRICT init,
+                              float* HWY_RESTRICT c, size_t ldc, const uint8_t* prefetch,
+                              size_t prefetch_bytes) {
   const TileTag d;
   const size_t N = hn::Lanes(d);
   const TileShape shape = MaxTileShape();
-  const auto tile_fn = [&](size_t tile_rows, size_t vecs) {
-    return prefetch != nullptr ? GetTileFn<TB, true>(tile_rows, vecs)
-                               : GetTileFn<TB>(tile_rows, vecs);
+  const auto tile_fn = [](size_t tile_rows, size_t vecs) {
+    return GetTileFn<TB, kPrefetch>(tile_rows, vecs);
   };
   const size_t lines = prefetch_bytes / kTilePrefetchLine;
   const size_t tiles =
@@ -356,6 +352,32 @@ HWY_INLINE void MatMulTiles(const float* HWY_RESTRICT a, size_t lda, size_t rows
       ++tile;
     }
   }
+}
+}  // namespace detail
+
+// C[rows x cols] (+)= A[rows x k] * B[k x cols] for any rows and cols: full tiles of the
+// target's shape, then narrower and shorter tiles for the tails. B rows must be readable up to
+// cols rounded up to a whole vector.
+template <class TB = float>
+HWY_INLINE void MatMulTiles(const float* HWY_RESTRICT a, size_t lda, size_t rows,
+                            const TB* HWY_RESTRICT b, size_t ldb, size_t k_count, size_t cols,
+                            TileInit mode, const float* HWY_RESTRICT init, float* HWY_RESTRICT c,
+                            size_t ldc) {
+  detail::MatMulTilesOf<TB, false>(a, lda, rows, b, ldb, k_count, cols, mode, init, c, ldc,
+                                   nullptr, 0);
+}
+
+// MatMulTiles that also asks prefetch_bytes from `prefetch` (the projection's next weight panel;
+// none: null and 0) into L2, a slice per tile, one line per k step, so that its reads from L3
+// or memory spread over this call's tiles instead of stalling the next call's first tile.
+template <class TB = float>
+HWY_INLINE void MatMulTilesPrefetching(const float* HWY_RESTRICT a, size_t lda, size_t rows,
+                                       const TB* HWY_RESTRICT b, size_t ldb, size_t k_count,
+                                       size_t cols, TileInit mode, const float* HWY_RESTRICT init,
+                                       float* HWY_RESTRICT c, size_t ldc,
+                                       const uint8_t* prefetch, size_t prefetch_bytes) {
+  detail::MatMulTilesOf<TB, true>(a, lda, rows, b, ldb, k_count, cols, mode, init, c, ldc,
+                                  prefetch, prefetch_bytes);
 }
 
 // "<prefix><rows>x<vectors>v": kernels name themselves after the tile they run.
