@@ -14,7 +14,7 @@
 #   1.0.3 run does not);
 # - an aarch64 cross build, dispatch checked on six ARM CPU models under qemu, the suite on one
 #   and the kernel tests per target and vector length (tools/test_arm.sh; the library has every
-#   target, the tests leave out SVE_256, which only the by-hand --wide run reaches);
+#   target, the tests leave out SVE_256 and SVE, which only the by-hand --wide run reaches);
 # - a report: the aarch64 sizes of the phone and all EDGEATTN_TARGETS choices;
 # - a report, not a pass/fail check: llvm-mca's model of the ARM kernels' loops per core.
 # Left out for time (CI has 25 minutes on two cores): the clang-19 + lld aarch64 cross build

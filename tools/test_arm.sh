@@ -3,11 +3,13 @@
 # kernel path runs: NEON without and with the dot product, SVE and SVE2. Prints the Highway
 # target, the int8 kernels the CPU runs and the chosen one, and the KV cache's kernels, on six
 # CPU models (dispatch); fails if any run fails. The per-target kernel tests run per target on a CPU model that has it: NEON on
-# cortex-a53 (no dot product) and neoverse-n1 (dot product), SVE, SVE2 and SVE2_128 at 128 bits
-# (the phone cores' length); --wide adds SVE_256 at 256 bits (what Neoverse V1 and Graviton 3
-# choose) and 512 bits (A64FX's SVE, qemu max's SVE2), which CI leaves out: qemu's SVE emulation
-# costs about ten times as much at 256 bits as at 128 (260 s for SVE_256), more at 512; so
-# without --wide the tests are built without SVE_256 (the library keeps it). The rest of the
+# neoverse-n1 (dot product, fp16 arithmetic) and, for the kernels whose lists follow the CPU's
+# features, on cortex-a53 (neither); SVE2 and SVE2_128 at 128 bits (the phone cores' length);
+# --wide adds SVE_256 at 256 bits (what Neoverse V1 and Graviton 3 choose), SVE at 512 bits
+# (A64FX: no CPU with 128-bit vectors has SVE without SVE2) and qemu max's SVE2 at 512, which
+# CI leaves out: qemu's SVE emulation costs about ten times as much at 256 bits as at 128 (260 s
+# for SVE_256), more at 512; so without --wide the tests are built without SVE_256 and SVE (the
+# library keeps them). The rest of the
 # suite runs once, on neoverse-n1 (the most common phone CPU class: NEON with the dot product), without the
 # tests whose cost is the scalar float reference or the fast path on large shapes (full contract
 # shapes, the bench's decode shapes, options and step maths against the reference, the bench's
@@ -37,15 +39,18 @@ all_cpus=(neoverse-n1 cortex-a53 a64fx max max,sve-default-vector-length=16
           max,sve-default-vector-length=32)
 kernels='TestGroup/'  # the per-target kernel tests (HWY_EXPORT_AND_TEST_P), as ctest lists them
 # CPU model, then the targets whose kernel tests run there ('' = all the model has, through
-# ctest). ctest lists the targets of the CPU its discovery ran on (qemu's default, 512-bit SVE),
+# ctest; ctest:REGEX = those of them whose names match). ctest lists the targets of the CPU its discovery ran on (qemu's default, 512-bit SVE),
 # so the fixed-width SVE2_128 and SVE_256 tests run from simd_test itself.
-kernel_runs=(cortex-a53 '' max,sve-default-vector-length=16 'SVE SVE2 SVE2_128')
+# The kernel tests whose kernel lists follow the CPU's features (the dot product, fp16
+# arithmetic, bf16, i8mm): the other NEON tests run the same code on cortex-a53 as on neoverse-n1.
+feature_kernels='(GemmI8|AttentionKv|AttentionArmHalf|AttentionArmI8mm)TestGroup/'
+kernel_runs=(cortex-a53 "ctest:$feature_kernels" max,sve-default-vector-length=16 'SVE2 SVE2_128')
 suite_cpu=neoverse-n1  # where the rest of the suite runs, kernel tests included
 targets=()             # all
 presets=(aarch64)
 # Targets whose kernel tests no run below reaches, left out of the test executables only
 # (EDGEATTN_TEST_DISABLED_TARGETS): the library, and so the dispatch check, keeps them.
-tests_skip=HWY_SVE_256
+tests_skip='HWY_SVE_256|HWY_SVE'
 case "${1:-}" in
   --wide)
     kernel_runs+=(max,sve-default-vector-length=32 SVE_256 a64fx SVE max SVE2)
@@ -132,10 +137,10 @@ test_preset() {  # builds $preset, checks dispatch, runs the suite and the kerne
   [ -z "$suite_cpu" ] || run $suite_cpu -E "$slow"
   for ((i = 0; i < ${#kernel_runs[@]}; i += 2)); do
     cpu=${kernel_runs[i]}
-    if [ -z "${kernel_runs[i + 1]}" ]; then
-      run "$cpu" -R "$kernels"
-      continue
-    fi
+    case ${kernel_runs[i + 1]} in
+      '') run "$cpu" -R "$kernels"; continue ;;
+      ctest:*) run "$cpu" -R "${kernel_runs[i + 1]#ctest:}"; continue ;;
+    esac
     echo "== QEMU_CPU=$cpu: simd_test, targets ${kernel_runs[i + 1]}"
     pids=()
     for target in ${kernel_runs[i + 1]}; do
