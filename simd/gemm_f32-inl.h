@@ -88,8 +88,7 @@ HWY_NOINLINE void RunPanels(const ProjectionInput& a, size_t row_begin, size_t r
             prefetch ? reinterpret_cast<const uint8_t*>(panels + next * panel_size) : nullptr,
             prefetch ? panel_size * sizeof(TB) : 0);
       } else {
-        MatMulTiles(a_rows, a.ld, rows, panel, kGemmPanelWidth, w.k, cols, mode, bias, c_rows,
-                    ldc);
+        MatMulTiles(a_rows, a.ld, rows, panel, kGemmPanelWidth, w.k, cols, mode, bias, c_rows, ldc);
       }
     }
   }

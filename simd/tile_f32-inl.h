@@ -319,9 +319,8 @@ namespace detail {
 template <class TB, bool kPrefetch>
 HWY_INLINE void MatMulTilesOf(const float* HWY_RESTRICT a, size_t lda, size_t rows,
                               const TB* HWY_RESTRICT b, size_t ldb, size_t k_count, size_t cols,
-                              TileInit mode, const float* HWY_RESTRICT init,
-                              float* HWY_RESTRICT c, size_t ldc, const uint8_t* prefetch,
-                              size_t prefetch_bytes) {
+                              TileInit mode, const float* HWY_RESTRICT init, float* HWY_RESTRICT c,
+                              size_t ldc, const uint8_t* prefetch, size_t prefetch_bytes) {
   const TileTag d;
   const size_t N = hn::Lanes(d);
   const TileShape shape = MaxTileShape();
@@ -363,8 +362,8 @@ HWY_INLINE void MatMulTiles(const float* HWY_RESTRICT a, size_t lda, size_t rows
                             const TB* HWY_RESTRICT b, size_t ldb, size_t k_count, size_t cols,
                             TileInit mode, const float* HWY_RESTRICT init, float* HWY_RESTRICT c,
                             size_t ldc) {
-  detail::MatMulTilesOf<TB, false>(a, lda, rows, b, ldb, k_count, cols, mode, init, c, ldc,
-                                   nullptr, 0);
+  detail::MatMulTilesOf<TB, false>(a, lda, rows, b, ldb, k_count, cols, mode, init, c, ldc, nullptr,
+                                   0);
 }
 
 // MatMulTiles that also asks prefetch_bytes from `prefetch` (the projection's next weight panel;
@@ -374,10 +373,10 @@ template <class TB = float>
 HWY_INLINE void MatMulTilesPrefetching(const float* HWY_RESTRICT a, size_t lda, size_t rows,
                                        const TB* HWY_RESTRICT b, size_t ldb, size_t k_count,
                                        size_t cols, TileInit mode, const float* HWY_RESTRICT init,
-                                       float* HWY_RESTRICT c, size_t ldc,
-                                       const uint8_t* prefetch, size_t prefetch_bytes) {
-  detail::MatMulTilesOf<TB, true>(a, lda, rows, b, ldb, k_count, cols, mode, init, c, ldc,
-                                  prefetch, prefetch_bytes);
+                                       float* HWY_RESTRICT c, size_t ldc, const uint8_t* prefetch,
+                                       size_t prefetch_bytes) {
+  detail::MatMulTilesOf<TB, true>(a, lda, rows, b, ldb, k_count, cols, mode, init, c, ldc, prefetch,
+                                  prefetch_bytes);
 }
 
 // "<prefix><rows>x<vectors>v": kernels name themselves after the tile they run.
