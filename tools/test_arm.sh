@@ -39,10 +39,10 @@ all_cpus=(neoverse-n1 cortex-a53 a64fx max max,sve-default-vector-length=16
           max,sve-default-vector-length=32)
 kernels='TestGroup/'  # the per-target kernel tests (HWY_EXPORT_AND_TEST_P), as ctest lists them
 # CPU model, then the targets whose kernel tests run there ('' = all the model has, through
-# ctest; ctest:REGEX = those of them whose names match). ctest lists the targets of the CPU its discovery ran on (qemu's default, 512-bit SVE),
-# so the fixed-width SVE2_128 and SVE_256 tests run from simd_test itself.
-# The kernel tests whose kernel lists follow the CPU's features (the dot product, fp16
-# arithmetic, bf16, i8mm): the other NEON tests run the same code on cortex-a53 as on neoverse-n1.
+# ctest; ctest:REGEX = those of them whose names match). ctest lists the targets of the CPU its
+# discovery ran on (qemu's default, 512-bit SVE), so the fixed-width SVE2_128 and SVE_256 tests
+# run from simd_test itself.
+# The kernel tests whose kernel lists follow the CPU's features (dot product, fp16, bf16, i8mm).
 feature_kernels='(GemmI8|AttentionKv|AttentionArmHalf|AttentionArmI8mm)TestGroup/'
 kernel_runs=(cortex-a53 "ctest:$feature_kernels" max,sve-default-vector-length=16 'SVE2 SVE2_128')
 suite_cpu=neoverse-n1  # where the rest of the suite runs, kernel tests included
