@@ -4,13 +4,14 @@
 #include <cstring>
 #include <functional>
 #include <limits>
-#include <set>
+#include <map>
+#include <string>
 #include <utility>
-
-#include <nlohmann/json.hpp>
+#include <vector>
 
 #include "edgeattn/edgeattn.hpp"
 #include "runtime/file_bytes.h"
+#include "runtime/json_text.h"
 #include "runtime/mapped_file.h"
 #include "runtime/text_checks.h"
 #include "simd/half_float.h"
@@ -93,59 +94,90 @@ std::size_t CheckHeader(const std::uint8_t* bytes, std::size_t size, const FailF
   return static_cast<std::size_t>(header_len);
 }
 
-// Parses the JSON header as the reference's serde_json does: at most 127 nested arrays and
-// objects (serde_json's recursion limit of 128), no key twice in one object, and fields of a
-// tensor entry other than dtype, shape and data_offsets skipped, not stored.
-nlohmann::json ParseJson(const char* begin, const char* end, const FailFn& fail) {
-  using Event = nlohmann::json::parse_event_t;
-  std::vector<std::set<std::string>> keys;  // one set per open object
-  std::string top_key;                      // the tensor (or __metadata__) being read
-  const auto parse_event = [&](int depth, Event event, nlohmann::json& parsed) {
-    if ((event == Event::object_start || event == Event::array_start) && depth >= 127) {
-      throw fail("the header nests more than 127 arrays and objects");
+// A tensor entry's fields as read; checked once the entry's object is read, so that the errors
+// come in one order whatever the fields' order.
+struct TensorFields {
+  bool has_dtype = false, has_shape = false, shape_unsigned = true, offsets_valid = false;
+  std::string dtype;
+  std::vector<std::size_t> shape;
+  std::uint64_t offsets[2] = {0, 0};
+};
+
+void ReadShape(JsonReader& json, TensorFields* fields) {
+  fields->has_shape = json.Peek() == JsonReader::Kind::kArray;
+  if (!fields->has_shape) return json.Skip();
+  json.BeginArray();
+  while (json.NextElement()) {
+    std::uint64_t dim = 0;
+    if (json.Peek() != JsonReader::Kind::kNumber) {
+      json.Skip();
+      fields->shape_unsigned = false;
+    } else if (!json.ReadUnsigned(&dim) || dim > std::numeric_limits<std::size_t>::max()) {
+      fields->shape_unsigned = false;
     }
-    if (event == Event::object_start) keys.emplace_back();
-    if (event == Event::object_end) keys.pop_back();
-    if (event != Event::key) return true;
-    const std::string key = parsed.get<std::string>();
-    if (!keys.back().insert(key).second) {
-      throw fail("the header repeats the key '" + Printable(key) + "'");
-    }
-    if (depth == 1) top_key = key;
-    return depth != 2 || top_key == "__metadata__" || key == "dtype" || key == "shape" ||
-           key == "data_offsets";
-  };
-  nlohmann::json header = nlohmann::json::parse(begin, end, parse_event, false);
-  if (header.is_discarded()) throw fail("the header is not valid JSON");
-  if (!header.is_object()) throw fail("expected the header to be a JSON object");
-  return header;
+    fields->shape.push_back(static_cast<std::size_t>(dim));
+  }
 }
 
-TensorInfo ParseTensor(const std::string& name, const nlohmann::json& value, const FailFn& fail) {
+void ReadOffsets(JsonReader& json, TensorFields* fields) {
+  if (json.Peek() != JsonReader::Kind::kArray) return json.Skip();
+  json.BeginArray();
+  std::size_t count = 0;
+  bool all_unsigned = true;
+  while (json.NextElement()) {
+    std::uint64_t offset = 0;
+    if (json.Peek() != JsonReader::Kind::kNumber) {
+      json.Skip();
+      all_unsigned = false;
+    } else if (!json.ReadUnsigned(&offset)) {
+      all_unsigned = false;
+    }
+    if (count < 2) fields->offsets[count] = offset;
+    ++count;
+  }
+  fields->offsets_valid = all_unsigned && count == 2;
+}
+
+// The entry's fields other than dtype, shape and data_offsets are skipped, not stored.
+TensorFields ReadTensorFields(JsonReader& json) {
+  TensorFields fields;
+  json.BeginObject();
+  std::string key;
+  while (json.NextMember(&key)) {
+    if (key == "dtype") {
+      fields.has_dtype = json.Peek() == JsonReader::Kind::kString;
+      if (fields.has_dtype) {
+        fields.dtype = json.ReadString();
+      } else {
+        json.Skip();
+      }
+    } else if (key == "shape") {
+      ReadShape(json, &fields);
+    } else if (key == "data_offsets") {
+      ReadOffsets(json, &fields);
+    } else {
+      json.Skip();
+    }
+  }
+  return fields;
+}
+
+TensorInfo ParseTensor(const std::string& name, JsonReader& json, const FailFn& fail) {
   const std::string where = "tensor '" + Printable(name) + "': ";
-  if (!value.is_object()) throw fail(where + "expected an object");
-  const auto dtype_it = value.find("dtype");
-  if (dtype_it == value.end() || !dtype_it->is_string()) throw fail(where + "missing dtype");
-  const std::string dtype_name = dtype_it->get<std::string>();
+  if (json.Peek() != JsonReader::Kind::kObject) throw fail(where + "expected an object");
+  const TensorFields fields = ReadTensorFields(json);
+  if (!fields.has_dtype) throw fail(where + "missing dtype");
   const auto known = std::find_if(std::begin(kDTypes), std::end(kDTypes),
-                                  [&](const DTypeEntry& e) { return dtype_name == e.name; });
+                                  [&](const DTypeEntry& e) { return fields.dtype == e.name; });
   if (known == std::end(kDTypes)) {
-    throw fail(where + "unknown dtype '" + Printable(dtype_name) + "'");
+    throw fail(where + "unknown dtype '" + Printable(fields.dtype) + "'");
   }
-  const auto shape_it = value.find("shape");
-  if (shape_it == value.end() || !shape_it->is_array()) throw fail(where + "missing shape");
-  TensorInfo info{known->dtype, {}, 0, 0};
-  for (const auto& dim : *shape_it) {
-    if (!dim.is_number_unsigned()) throw fail(where + "shape holds a non-integer or negative");
-    info.shape.push_back(dim.get<std::size_t>());
-  }
-  const auto offsets_it = value.find("data_offsets");
-  if (offsets_it == value.end() || !offsets_it->is_array() || offsets_it->size() != 2 ||
-      !(*offsets_it)[0].is_number_unsigned() || !(*offsets_it)[1].is_number_unsigned()) {
-    throw fail(where + "expected data_offsets [begin, end]");
-  }
-  const auto begin = (*offsets_it)[0].get<std::uint64_t>();
-  const auto end = (*offsets_it)[1].get<std::uint64_t>();
+  if (!fields.has_shape) throw fail(where + "missing shape");
+  if (!fields.shape_unsigned) throw fail(where + "shape holds a non-integer or negative");
+  TensorInfo info{known->dtype, fields.shape, 0, 0};
+  if (!fields.offsets_valid) throw fail(where + "expected data_offsets [begin, end]");
+  const std::uint64_t begin = fields.offsets[0];
+  const std::uint64_t end = fields.offsets[1];
   if (begin > end) {
     throw fail(where + "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
                "] end before they begin");
@@ -155,11 +187,11 @@ TensorInfo ParseTensor(const std::string& name, const nlohmann::json& value, con
     throw fail(where + "shape " + ShapeText(info.shape) + " overflows the byte count");
   }
   if (!whole_bytes) {
-    throw fail(where + "shape " + ShapeText(info.shape) + " of " + dtype_name +
+    throw fail(where + "shape " + ShapeText(info.shape) + " of " + fields.dtype +
                " does not fill a whole number of bytes");
   }
   if (info.bytes != end - begin) {
-    throw fail(where + "shape " + ShapeText(info.shape) + " of " + dtype_name + " needs " +
+    throw fail(where + "shape " + ShapeText(info.shape) + " of " + fields.dtype + " needs " +
                std::to_string(info.bytes) + " bytes, data_offsets give " +
                std::to_string(end - begin));
   }
@@ -198,6 +230,22 @@ void CheckTiling(const std::map<std::string, TensorInfo>& tensors, std::size_t d
                  std::to_string(data_size));
     }
     throw fail(std::to_string(data_size - covered) + " bytes follow the last tensor's data");
+  }
+}
+
+// __metadata__: null (the reference's Option: none) or an object of strings.
+void ReadMetadata(JsonReader& json, std::map<std::string, std::string>* metadata,
+                  const FailFn& fail) {
+  const JsonReader::Kind kind = json.Peek();
+  if (kind == JsonReader::Kind::kNull) return json.Skip();
+  if (kind != JsonReader::Kind::kObject) throw fail("expected __metadata__ to be an object");
+  json.BeginObject();
+  std::string key;
+  while (json.NextMember(&key)) {
+    if (json.Peek() != JsonReader::Kind::kString) {
+      throw fail("__metadata__['" + Printable(key) + "'] is not a string");
+    }
+    (*metadata)[key] = json.ReadString();
   }
 }
 
@@ -263,21 +311,19 @@ SafetensorsFile SafetensorsFile::Validate(std::shared_ptr<const Storage> storage
   };
   const std::size_t header_len = CheckHeader(storage->data, storage->size, fail);
   const auto* header_begin = reinterpret_cast<const char*>(storage->data + 8);
-  const nlohmann::json header = ParseJson(header_begin, header_begin + header_len, fail);
+  JsonReader json(header_begin, header_begin + header_len, fail);
   SafetensorsFile file;
   file.source_ = source;
-  for (const auto& [name, value] : header.items()) {
-    if (name != "__metadata__") {
-      file.tensors_.emplace(name, ParseTensor(name, value, fail));
-      continue;
-    }
-    if (value.is_null()) continue;  // as the reference's Option: no metadata
-    if (!value.is_object()) throw fail("expected __metadata__ to be an object");
-    for (const auto& [key, text] : value.items()) {
-      if (!text.is_string()) throw fail("__metadata__['" + Printable(key) + "'] is not a string");
-      file.metadata_[key] = text.get<std::string>();
+  json.BeginObject();
+  std::string name;
+  while (json.NextMember(&name)) {
+    if (name == "__metadata__") {
+      ReadMetadata(json, &file.metadata_, fail);
+    } else {
+      file.tensors_.emplace(name, ParseTensor(name, json, fail));
     }
   }
+  json.ExpectEnd();
   file.data_ = storage->data + 8 + header_len;
   file.data_size_ = storage->size - 8 - header_len;
   CheckTiling(file.tensors_, file.data_size_, fail);
@@ -334,13 +380,46 @@ std::vector<float> SafetensorsFile::ReadFloat(const std::string& name,
 
 namespace {
 
-// nlohmann::json refuses to write strings that are not UTF-8; say so as an edgeattn::Error.
+// The header holds UTF-8 only (the reader's rule): say so when a name or metadata is not.
 void RequireUtf8(const std::string& text, const char* what) {
   std::size_t bad = 0;
   if (!IsUtf8(reinterpret_cast<const std::uint8_t*>(text.data()), text.size(), &bad)) {
     throw Error(std::string("SafetensorsWriter: ") + what + " '" + Printable(text) +
                 "' is not UTF-8 (offset " + std::to_string(bad) + ")");
   }
+}
+
+// An object's JSON text: members in key order, no whitespace, so the same tensors always give
+// the same bytes.
+std::string ObjectJson(const std::map<std::string, std::string>& members) {
+  std::string json = "{";
+  for (const auto& [key, value] : members) {
+    if (json.size() > 1) json += ',';
+    AppendJsonString(key, &json);
+    json += ':';
+    json += value;
+  }
+  return json + "}";
+}
+
+std::string EntryJson(DType dtype, const std::vector<std::size_t>& shape, std::size_t begin,
+                      std::size_t end) {
+  std::string dims;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    dims += (i == 0 ? "" : ",") + std::to_string(shape[i]);
+  }
+  std::string dtype_json;
+  AppendJsonString(DTypeName(dtype), &dtype_json);
+  return ObjectJson(
+      {{"data_offsets", "[" + std::to_string(begin) + "," + std::to_string(end) + "]"},
+       {"dtype", dtype_json},
+       {"shape", "[" + dims + "]"}});
+}
+
+std::string MetadataJson(const std::map<std::string, std::string>& metadata) {
+  std::map<std::string, std::string> members;
+  for (const auto& [key, value] : metadata) AppendJsonString(value, &members[key]);
+  return ObjectJson(members);
 }
 
 }  // namespace
@@ -373,16 +452,15 @@ std::vector<std::uint8_t> SafetensorsWriter::Serialize() const {
   std::stable_sort(order.begin(), order.end(), [](auto* a, auto* b) {
     return DTypeBits(a->second.dtype) > DTypeBits(b->second.dtype);
   });
-  nlohmann::json header = nlohmann::json::object();
+  std::map<std::string, std::string> members;  // each key's JSON value
   std::size_t offset = 0;
   for (const auto* entry : order) {
-    header[entry->first] = {{"dtype", DTypeName(entry->second.dtype)},
-                            {"shape", entry->second.shape},
-                            {"data_offsets", {offset, offset + entry->second.data.size()}}};
-    offset += entry->second.data.size();
+    const std::size_t end = offset + entry->second.data.size();
+    members[entry->first] = EntryJson(entry->second.dtype, entry->second.shape, offset, end);
+    offset = end;
   }
-  if (!metadata_.empty()) header["__metadata__"] = metadata_;
-  std::string text = header.dump();
+  if (!metadata_.empty()) members["__metadata__"] = MetadataJson(metadata_);
+  std::string text = ObjectJson(members);
   text.append((8 - text.size() % 8) % 8, ' ');  // keeps the data section 8-byte aligned
   if (text.size() > kMaxHeaderBytes) {
     throw Error("SafetensorsWriter: the header would take " + std::to_string(text.size()) +
