@@ -2,6 +2,8 @@
 // the spread, the memory and the error against the float reference measured in the same run.
 #include <memory>
 
+#include <CLI/CLI.hpp>
+
 #include "tools/cli/bench/bench_options.h"
 #include "tools/cli/bench/bench_run.h"
 #include "tools/cli/commands.h"

@@ -4,7 +4,7 @@
 
 #include <functional>
 
-#include <CLI/CLI.hpp>
+#include "tools/cli/cli_app.h"
 
 namespace edgeattn {
 namespace cli {

@@ -12,6 +12,8 @@
 #include <sys/auxv.h>
 #endif
 
+#include <CLI/CLI.hpp>
+
 #include "edgeattn/cpu_dispatch.hpp"
 #include "edgeattn/edgeattn.hpp"
 #include "tools/cli/commands.h"

@@ -1,5 +1,7 @@
 #include "tools/cli/layer_options.h"
 
+#include <CLI/CLI.hpp>
+
 namespace edgeattn {
 namespace cli {
 

@@ -5,9 +5,8 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "edgeattn/edgeattn.hpp"
+#include "tools/cli/cli_app.h"
 
 namespace edgeattn {
 namespace cli {

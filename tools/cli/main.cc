@@ -4,6 +4,8 @@
 #include <new>
 #include <string>
 
+#include <CLI/CLI.hpp>
+
 #include "edgeattn/edgeattn.hpp"
 #include "tools/cli/commands.h"
 

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include <CLI/CLI.hpp>
+
 namespace edgeattn {
 namespace cli {
 namespace {

@@ -2,10 +2,10 @@
 #ifndef EDGEATTN_TOOLS_CLI_MATH_OPTIONS_H_
 #define EDGEATTN_TOOLS_CLI_MATH_OPTIONS_H_
 
-#include <CLI/CLI.hpp>
 #include <string>
 
 #include "edgeattn/edgeattn.hpp"
+#include "tools/cli/cli_app.h"
 
 namespace edgeattn {
 namespace cli {

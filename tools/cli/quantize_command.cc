@@ -3,6 +3,8 @@
 #include <memory>
 #include <string>
 
+#include <CLI/CLI.hpp>
+
 #include "edgeattn/edgeattn.hpp"
 #include "runtime/file_bytes.h"
 #include "tools/cli/commands.h"

@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/npy.hpp"
 #include "runtime/file_bytes.h"

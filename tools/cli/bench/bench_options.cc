@@ -5,6 +5,8 @@
 #include <limits>
 #include <thread>
 
+#include <CLI/CLI.hpp>
+
 #include "runtime/benchmark_case.h"
 #include "runtime/text_checks.h"
 #include "tools/cli/bench/process_memory.h"

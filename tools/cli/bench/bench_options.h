@@ -6,10 +6,9 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "edgeattn/edgeattn.hpp"
 #include "tools/cli/bench/measurement.h"
+#include "tools/cli/cli_app.h"
 #include "tools/cli/math_options.h"
 
 namespace edgeattn {
