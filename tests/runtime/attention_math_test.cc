@@ -67,7 +67,7 @@ struct MathCase {
   bool sinks;
 };
 
-std::vector<MathCase> Cases() {
+std::vector<MathCase> MathCases() {
   std::vector<MathCase> cases;
   AttentionMath m;
   m.score_scale = 0.5f;
@@ -150,7 +150,7 @@ void CheckForward(const ForwardCase& f, Precision precision, KvFormat kv_format)
 }
 
 TEST(AttentionMathTest, ForwardMatchesReference) {
-  for (const MathCase& c : Cases()) {
+  for (const MathCase& c : MathCases()) {
     for (bool causal : {false, true}) {
       const ForwardCase f(c, causal);
       for (Precision precision : {Precision::kFp32, Precision::kInt8}) {
@@ -162,7 +162,7 @@ TEST(AttentionMathTest, ForwardMatchesReference) {
 
 // Every K/V format with every feature of the step (windows, soft caps, sinks, rotary keys).
 TEST(AttentionMathTest, ForwardOnCompactKeysValuesMeetsTheBounds) {
-  for (const MathCase& c : Cases()) {
+  for (const MathCase& c : MathCases()) {
     for (bool causal : {false, true}) {
       const ForwardCase f(c, causal);
       for (KvFormat format : {KvFormat::kBf16, KvFormat::kFp16, KvFormat::kInt8}) {
@@ -185,7 +185,7 @@ TEST(AttentionMathTest, EachFeatureChangesTheOutput) {
     return y;
   };
   const std::vector<float> base = run(plain);
-  for (const MathCase& c : Cases()) {
+  for (const MathCase& c : MathCases()) {
     EXPECT_GT(MaxAbsDiff(run(MathModel(c.math, c.sinks)), base), 1e-4) << c.name;
   }
 }
@@ -226,7 +226,7 @@ void CheckDecode(const AttentionMath& math, bool sinks, Precision precision,
 }
 
 TEST(AttentionMathTest, DecodeMatchesCausalForward) {
-  for (const MathCase& c : Cases()) {
+  for (const MathCase& c : MathCases()) {
     SCOPED_TRACE(c.name);
     for (Precision precision : {Precision::kFp32, Precision::kInt8}) {
       CheckDecode(c.math, c.sinks, precision, {1, 3, 70, 1, 1, 29, 5, 64, 2, 1, 90, 7});

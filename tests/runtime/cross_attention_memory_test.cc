@@ -19,7 +19,7 @@ using testing_support::GqaModel;
 using testing_support::RandomNormal;
 
 // Items `items` of x [batch, length, d], one after another.
-std::vector<float> Gather(const std::vector<float>& x, std::size_t length, std::size_t d,
+std::vector<float> GatherItems(const std::vector<float>& x, std::size_t length, std::size_t d,
                           const std::vector<std::size_t>& items) {
   std::vector<float> out;
   for (std::size_t m : items) {
@@ -45,7 +45,7 @@ void CheckCrossSteps(const CrossCase& c) {
   const std::vector<float> encoder = RandomNormal(c.memory_batch * c.frames * d, 7);
   const std::vector<float> query = RandomNormal(beams * c.steps * d, 8);
   // What each step must give: Forward over the encoder output of each beam's item.
-  const std::vector<float> keys = Gather(encoder, c.frames, d, c.items);
+  const std::vector<float> keys = GatherItems(encoder, c.frames, d, c.items);
   std::vector<std::size_t> beam_lengths;
   for (std::size_t m : c.items) {
     beam_lengths.push_back(c.key_lengths.empty() ? c.frames : c.key_lengths[m]);

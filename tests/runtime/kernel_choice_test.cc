@@ -2,11 +2,11 @@
 // same outputs bit for bit (every kernel of a precision performs the same arithmetic per
 // element), int8 files that do not depend on the kernel that wrote or reads them, and named
 // errors.
+#include <gtest/gtest.h>
+
 #include <cstdio>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "edgeattn/edgeattn.hpp"
 #include "tests/expect_error.h"
@@ -19,8 +19,8 @@ namespace {
 using testing_support::ExpectError;
 using testing_support::GqaModel;
 
-std::vector<float> Forward1(const MultiheadAttention& mha, const std::vector<float>& x,
-                       std::size_t seq) {
+std::vector<float> ForwardOnTwoThreads(const MultiheadAttention& mha, const std::vector<float>& x,
+                                       std::size_t seq) {
   const std::size_t d = mha.config().d_model;
   std::vector<float> y(x.size());
   Context context(2);
@@ -37,13 +37,13 @@ TEST(ProjectionKernelTest, EveryKernelGivesTheSameOutputs) {
     ASSERT_FALSE(kernels.empty());
     const MultiheadAttention best(model.with(precision), model.view());
     EXPECT_EQ(best.projection_kernel(), kernels.front());
-    const std::vector<float> want = Forward1(best, x, 37);
+    const std::vector<float> want = ForwardOnTwoThreads(best, x, 37);
     for (const std::string& name : kernels) {
       Config config = model.with(precision);
       config.projection_kernel = name;
       const MultiheadAttention forced(config, model.view());
       EXPECT_EQ(forced.projection_kernel(), name);
-      EXPECT_EQ(Forward1(forced, x, 37), want) << name;
+      EXPECT_EQ(ForwardOnTwoThreads(forced, x, 37), want) << name;
     }
   }
 }
@@ -79,7 +79,8 @@ TEST(ProjectionKernelTest, Int8FilesDoNotDependOnTheKernel) {
       options.projection_kernel = reader;
       const MultiheadAttention loaded = MultiheadAttention::Load(path, options);
       EXPECT_EQ(loaded.projection_kernel(), reader);
-      EXPECT_EQ(Forward1(loaded, x, 9), Forward1(saved, x, 9)) << writer << " -> " << reader;
+      EXPECT_EQ(ForwardOnTwoThreads(loaded, x, 9), ForwardOnTwoThreads(saved, x, 9))
+          << writer << " -> " << reader;
     }
   }
   std::remove(path.c_str());
@@ -97,7 +98,7 @@ TEST(AttentionKernelTest, EveryFp32KernelGivesTheSameOutputs) {
     config.attention_kernel = name;
     const MultiheadAttention forced(config, model.view());
     EXPECT_EQ(forced.attention_kernel(), name);
-    EXPECT_EQ(Forward1(forced, x, 70), Forward1(best, x, 70)) << name;
+    EXPECT_EQ(ForwardOnTwoThreads(forced, x, 70), ForwardOnTwoThreads(best, x, 70)) << name;
     KvCache cache(forced, 70);  // the cache takes the operator's kernel's layout
     std::vector<float> y(x.size());
     Context context(1);

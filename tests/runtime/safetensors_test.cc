@@ -22,7 +22,7 @@ std::vector<std::uint8_t> FileWithHeader(const std::string& json, std::size_t da
   return out;
 }
 
-void ExpectParseError(const std::vector<std::uint8_t>& bytes, const std::string& fragment) {
+void ExpectRejected(const std::vector<std::uint8_t>& bytes, const std::string& fragment) {
   try {
     SafetensorsFile::Parse(bytes, "test.safetensors");
     ADD_FAILURE() << "parsed a malformed file; expected '" << fragment << "'";
@@ -84,51 +84,51 @@ TEST(SafetensorsTest, LookupErrors) {
 }
 
 TEST(SafetensorsTest, MalformedFiles) {
-  ExpectParseError({1, 2, 3}, "at least 8 bytes");
+  ExpectRejected({1, 2, 3}, "at least 8 bytes");
   std::vector<std::uint8_t> past_end = FileWithHeader("{}", 0);
   past_end[0] = 200;
-  ExpectParseError(past_end, "runs past the end");
+  ExpectRejected(past_end, "runs past the end");
   std::vector<std::uint8_t> huge = FileWithHeader("{}", 0);
   for (int i = 0; i < 8; ++i) huge[i] = 0xFF;
-  ExpectParseError(huge, "exceeds the format's limit of 100000000 bytes");
-  ExpectParseError(FileWithHeader("{\"a\": ", 0), "not valid JSON");
-  ExpectParseError(FileWithHeader("[1, 2]", 0), "start with '{'");
-  ExpectParseError(FileWithHeader(R"({"a": 5})", 0), "expected an object");
-  ExpectParseError(FileWithHeader(R"({"a": {"shape": [1], "data_offsets": [0, 4]}})", 4),
+  ExpectRejected(huge, "exceeds the format's limit of 100000000 bytes");
+  ExpectRejected(FileWithHeader("{\"a\": ", 0), "not valid JSON");
+  ExpectRejected(FileWithHeader("[1, 2]", 0), "start with '{'");
+  ExpectRejected(FileWithHeader(R"({"a": 5})", 0), "expected an object");
+  ExpectRejected(FileWithHeader(R"({"a": {"shape": [1], "data_offsets": [0, 4]}})", 4),
                    "missing dtype");
-  ExpectParseError(
+  ExpectRejected(
       FileWithHeader(R"({"a": {"dtype": "Q7", "shape": [1], "data_offsets": [0, 4]}})", 4),
       "unknown dtype 'Q7'");
-  ExpectParseError(FileWithHeader(R"({"a": {"dtype": "F32", "data_offsets": [0, 4]}})", 4),
+  ExpectRejected(FileWithHeader(R"({"a": {"dtype": "F32", "data_offsets": [0, 4]}})", 4),
                    "missing shape");
-  ExpectParseError(
+  ExpectRejected(
       FileWithHeader(R"({"a": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}})", 4),
       "negative");
-  ExpectParseError(
+  ExpectRejected(
       FileWithHeader(R"({"a": {"dtype": "F32", "shape": [1.5], "data_offsets": [0, 4]}})", 4),
       "non-integer");
-  ExpectParseError(FileWithHeader(R"({"a": {"dtype": "F32", "shape": [1]}})", 4),
+  ExpectRejected(FileWithHeader(R"({"a": {"dtype": "F32", "shape": [1]}})", 4),
                    "data_offsets [begin, end]");
-  ExpectParseError(
+  ExpectRejected(
       FileWithHeader(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}})", 4),
       "the tensors need 8 bytes of data, the file has 4");
-  ExpectParseError(
+  ExpectRejected(
       FileWithHeader(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [4, 0]}})", 4),
       "end before they begin");
-  ExpectParseError(
+  ExpectRejected(
       FileWithHeader(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 4]}})", 4),
       "needs 8 bytes, data_offsets give 4");
-  ExpectParseError(
+  ExpectRejected(
       FileWithHeader(R"({"a": {"dtype": "F32", "shape": [4294967296, 4294967296],
                              "data_offsets": [0, 4]}})",
                      4),
       "overflows");
-  ExpectParseError(FileWithHeader(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+  ExpectRejected(FileWithHeader(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
                                       "b": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}})",
                                   8),
                    "overlap");
-  ExpectParseError(FileWithHeader(R"({"__metadata__": {"k": 5}})", 0), "not a string");
-  ExpectParseError(FileWithHeader(R"({"__metadata__": [1]})", 0), "__metadata__");
+  ExpectRejected(FileWithHeader(R"({"__metadata__": {"k": 5}})", 0), "not a string");
+  ExpectRejected(FileWithHeader(R"({"__metadata__": [1]})", 0), "__metadata__");
 }
 
 std::vector<std::uint8_t> Padded(std::vector<std::uint8_t> bytes, std::size_t extra) {
@@ -161,32 +161,32 @@ TEST(SafetensorsTest, ReferenceRules) {
   // Rejected: holes, trailing bytes, overlaps, a tensor past the data.
   const std::string two = R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]},
                               "b": {"dtype": "F32", "shape": [1], "data_offsets": [8, 12]}})";
-  ExpectParseError(FileWithHeader(two, 12), "tensor 'b' leaves a gap of 4 bytes after 'a'");
-  ExpectParseError(
+  ExpectRejected(FileWithHeader(two, 12), "tensor 'b' leaves a gap of 4 bytes after 'a'");
+  ExpectRejected(
       FileWithHeader(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}})", 8),
       "gap of 4 bytes after the start of the data");
-  ExpectParseError(
+  ExpectRejected(
       FileWithHeader(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}})", 5),
       "1 bytes follow the last tensor's data");
-  ExpectParseError(FileWithHeader("{}", 1), "1 bytes follow the last tensor's data");
-  ExpectParseError(FileWithHeader(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]},
+  ExpectRejected(FileWithHeader("{}", 1), "1 bytes follow the last tensor's data");
+  ExpectRejected(FileWithHeader(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]},
                                       "b": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}})",
                                   8),
                    "overlaps");
   // Rejected: the header's own rules.
-  ExpectParseError(FileWithHeader(" {}", 0), "start with '{'");
-  ExpectParseError(FileWithHeader("", 0), "start with '{'");
-  ExpectParseError(FileWithHeader(std::string("{}\0", 3), 0), "NUL byte at offset 2");
-  ExpectParseError(FileWithHeader(std::string("{\"a\0\": 1}", 9), 0), "NUL byte at offset 3");
-  ExpectParseError(FileWithHeader("{\"\xff\": 1}", 0), "not UTF-8 (offset 2)");
-  ExpectParseError(FileWithHeader("{\"\xed\xa0\x80\": 1}", 0), "not UTF-8");  // a surrogate
-  ExpectParseError(FileWithHeader("{} x", 0), "not valid JSON");
-  ExpectParseError(FileWithHeader(R"({"__metadata__": {}, "__metadata__": {}})", 0),
+  ExpectRejected(FileWithHeader(" {}", 0), "start with '{'");
+  ExpectRejected(FileWithHeader("", 0), "start with '{'");
+  ExpectRejected(FileWithHeader(std::string("{}\0", 3), 0), "NUL byte at offset 2");
+  ExpectRejected(FileWithHeader(std::string("{\"a\0\": 1}", 9), 0), "NUL byte at offset 3");
+  ExpectRejected(FileWithHeader("{\"\xff\": 1}", 0), "not UTF-8 (offset 2)");
+  ExpectRejected(FileWithHeader("{\"\xed\xa0\x80\": 1}", 0), "not UTF-8");  // a surrogate
+  ExpectRejected(FileWithHeader("{} x", 0), "not valid JSON");
+  ExpectRejected(FileWithHeader(R"({"__metadata__": {}, "__metadata__": {}})", 0),
                    "repeats the key '__metadata__'");
-  ExpectParseError(
+  ExpectRejected(
       FileWithHeader(R"({"a": {"dtype": "F32", "dtype": "F32", "shape": [0], "data_offsets": [0, 0]}})", 0),
       "repeats the key 'dtype'");
-  ExpectParseError(
+  ExpectRejected(
       FileWithHeader(R"({"f": {"dtype": "F4", "shape": [3], "data_offsets": [0, 2]}})", 2),
       "does not fill a whole number of bytes");
   // serde_json's recursion limit: 127 nested arrays and objects, counting the header's own.
@@ -195,16 +195,16 @@ TEST(SafetensorsTest, ReferenceRules) {
            std::string(arrays, '[') + std::string(arrays, ']') + "}}";
   };
   EXPECT_NO_THROW(SafetensorsFile::Parse(FileWithHeader(nested(125), 0), "deep"));
-  ExpectParseError(FileWithHeader(nested(126), 0), "nests more than 127");
-  ExpectParseError(FileWithHeader(nested(100000), 0), "nests more than 127");
-  ExpectParseError(
+  ExpectRejected(FileWithHeader(nested(126), 0), "nests more than 127");
+  ExpectRejected(FileWithHeader(nested(100000), 0), "nests more than 127");
+  ExpectRejected(
       FileWithHeader(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4, 8]}})", 4),
       "data_offsets [begin, end]");
   // The size limit is checked before the length is compared with the file.
   std::vector<std::uint8_t> over_limit = FileWithHeader("{}", 0);
   const std::uint64_t limit_plus_one = 100000001;
   for (int i = 0; i < 8; ++i) over_limit[i] = (limit_plus_one >> (8 * i)) & 0xFF;
-  ExpectParseError(Padded(over_limit, 100000001), "exceeds the format's limit");
+  ExpectRejected(Padded(over_limit, 100000001), "exceeds the format's limit");
   std::vector<std::uint8_t> at_limit = FileWithHeader("{}", 0);
   const std::uint64_t limit = 100000000;
   for (int i = 0; i < 8; ++i) at_limit[i] = (limit >> (8 * i)) & 0xFF;
@@ -215,7 +215,7 @@ TEST(SafetensorsTest, ReferenceRules) {
 
 // Names echoed in errors cannot carry control characters to a terminal.
 TEST(SafetensorsTest, ErrorsEscapeNames) {
-  ExpectParseError(
+  ExpectRejected(
       FileWithHeader(R"({"a\u001b[31m": {"dtype": "Q", "shape": [1], "data_offsets": [0, 4]}})", 4),
       "tensor 'a\\x1B[31m': unknown dtype 'Q'");
 }

@@ -106,7 +106,7 @@ std::vector<StepCase> LoadCases() {
   return cases;
 }
 
-void ExpectMatches(const std::vector<float>& got, const std::vector<float>& want,
+void ExpectStepMatches(const std::vector<float>& got, const std::vector<float>& want,
                    Precision precision) {
   if (precision == Precision::kFp32) {
     EXPECT_LE(MaxAbsDiff(got, want), 2e-5 * (1.0 + MaxAbs(want)));
@@ -133,7 +133,7 @@ TEST_P(StepGoldenTest, ForwardMatchesPyTorch) {
     mha.Forward(one, {x.data.data(), batch, length, d}, {out.data(), batch, length, d}, options);
     mha.Forward(three, {x.data.data(), batch, length, d}, {out3.data(), batch, length, d}, options);
     EXPECT_EQ(out, out3);
-    ExpectMatches(out, want.data, GetParam());
+    ExpectStepMatches(out, want.data, GetParam());
   }
 }
 
@@ -166,7 +166,7 @@ TEST_P(StepGoldenTest, DecodeStepsMatchPyTorch) {
         }
         first += n;
       }
-      ExpectMatches(out, want.data, GetParam());
+      ExpectStepMatches(out, want.data, GetParam());
     }
   }
   EXPECT_EQ(decoded, 5u);
@@ -189,7 +189,7 @@ TEST_P(StepGoldenTest, LoadedLayersMatchPyTorch) {
     std::vector<float> out(x.data.size());
     mha.Forward(context, {x.data.data(), x.shape[0], x.shape[1], x.shape[2]},
                 {out.data(), x.shape[0], x.shape[1], x.shape[2]}, options);
-    ExpectMatches(out, want.data, GetParam());
+    ExpectStepMatches(out, want.data, GetParam());
   }
 }
 
