@@ -10,24 +10,19 @@
 // Data in {-1, 0, 1} at a unit scale gives integer scores that both formats sum exactly: those
 // cases check the scores (through the weights) to fp32's bound alone, tight enough to see one
 // key too many or too few. Then the accuracy bound against float attention.
+#include "simd/attention_arm_half.h"
+
 #include <cmath>
 #include <cstdint>
 #include <vector>
 
-#undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "tests/simd/attention_arm_half_test.cc"
-#include "hwy/foreach_target.h"  // IWYU pragma: keep
-#include "hwy/highway.h"
 #include "hwy/tests/hwy_gtest.h"
 #include "simd/attention.h"
-#include "simd/attention_arm_half.h"
-#include "simd/highway_compat.h"
 #include "simd/targets.h"
 #include "tests/simd/compact_kv_core_harness.h"
+#include "tests/simd/target_facts.h"
 
-HWY_BEFORE_NAMESPACE();
 namespace edgeattn {
-namespace HWY_NAMESPACE {
 namespace {
 
 using testing_support::CoreCase;
@@ -40,6 +35,7 @@ using testing_support::ReferenceRow;
 using testing_support::RoundBf16;
 using testing_support::RoundF16;
 using testing_support::RowBounds;
+using testing_support::TargetFacts;
 
 // What the model needs of a kernel: its storage, rounding and errors.
 struct Variant {
@@ -60,32 +56,15 @@ const Variant kVariants[] = {
     {"bf16kv_bf16dot_6x8", simd::KvType::kBf16, &RoundBf16, 1.0 / 512, 0.0, 2 * kFloatEps, 0.0},
 };
 
-// Where the kernels are compiled (attention_arm_half-inl.h).
-#if (EDGEATTN_TARGET_IS_NEON || EDGEATTN_TARGET_IS_SVE) && HWY_COMPILER_GCC_ACTUAL && \
-    defined(__linux__)
-constexpr bool kF16Compiled = true, kBf16Compiled = true;
-#elif EDGEATTN_TARGET_IS_NEON || EDGEATTN_TARGET_IS_SVE
-#ifdef __ARM_FEATURE_FP16_VECTOR_ARITHMETIC
-constexpr bool kF16Compiled = true;
-#else
-constexpr bool kF16Compiled = false;
-#endif
-#ifdef __ARM_FEATURE_BF16_VECTOR_ARITHMETIC
-constexpr bool kBf16Compiled = true;
-#else
-constexpr bool kBf16Compiled = false;
-#endif
-#else
-constexpr bool kF16Compiled = false, kBf16Compiled = false;
-#endif
-
 // Whether the target under test lists the kernel on this CPU.
-bool Expected(const Variant& v) {
-  return v.kv == simd::KvType::kF16 ? kF16Compiled && simd::CpuHasArmFp16Arithmetic()
-                                    : kBf16Compiled && simd::CpuHasArmBf16();
+bool Expected(const TargetFacts& facts, const Variant& v) {
+  return v.kv == simd::KvType::kF16
+             ? facts.arm_f16_attention_compiled && simd::CpuHasArmFp16Arithmetic()
+             : facts.arm_bf16_attention_compiled && simd::CpuHasArmBf16();
 }
 
-void ForEachVariant(void (*check)(const Variant&, const simd::AttentionKernel&)) {
+template <class Check>
+void ForEachVariant(const Check& check) {
   for (const Variant& v : kVariants) {
     const simd::AttentionKernel* kernel = simd::FindAttentionKernel(v.kv, v.name);
     if (kernel == nullptr) continue;
@@ -133,11 +112,12 @@ void CheckCase(const Variant& var, const simd::AttentionKernel& kernel, const Co
 
 // Listed exactly where the build compiles the kernel and the CPU has the instructions, after
 // the widening kernel of the same storage.
-void TestArmHalfListed() {
-  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(HWY_TARGET));
+void TestArmHalfListed(int64_t target) {
+  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(target));
+  const TargetFacts facts = testing_support::FactsOf(target);
   for (const Variant& v : kVariants) {
     const simd::AttentionKernel* kernel = simd::FindAttentionKernel(v.kv, v.name);
-    ASSERT_EQ(kernel != nullptr, Expected(v)) << v.name;
+    ASSERT_EQ(kernel != nullptr, Expected(facts, v)) << v.name;
     if (kernel == nullptr) continue;
     EXPECT_EQ(kernel->kv, v.kv);
     EXPECT_NE(simd::AttentionKernels(v.kv).front(), kernel) << v.name;
@@ -202,29 +182,21 @@ void CheckNonFinite(const Variant& /*var*/, const simd::AttentionKernel& kernel)
   testing_support::CheckNonFinite(kernel, 70, 17, 77, kLayout);
 }
 
-void CheckAccuracyBound(const Variant& /*var*/, const simd::AttentionKernel& kernel) {
-  testing_support::CheckAccuracyBound(kernel, 64, kLayout, hwy::TargetName(HWY_TARGET));
+void TestArmHalfAccuracyBound(int64_t target) {
+  const char* target_name = hwy::TargetName(target);
+  ForEachVariant([target_name](const Variant& /*var*/, const simd::AttentionKernel& kernel) {
+    testing_support::CheckAccuracyBound(kernel, 64, kLayout, target_name);
+  });
 }
 
-void TestArmHalfSizes() { ForEachVariant(CheckSizes); }
-void TestArmHalfMasks() { ForEachVariant(CheckMasks); }
-void TestArmHalfNonFinite() { ForEachVariant(CheckNonFinite); }
-void TestArmHalfAccuracyBound() { ForEachVariant(CheckAccuracyBound); }
-
 }  // namespace
-// NOLINTNEXTLINE(google-readability-namespace-comments)
-}  // namespace HWY_NAMESPACE
-}  // namespace edgeattn
-HWY_AFTER_NAMESPACE();
 
-#if HWY_ONCE
-namespace edgeattn {
+// An instance per target; the bodies, compiled once, reach its kernels by dynamic dispatch.
 HWY_BEFORE_TEST(AttentionArmHalfTest);
-HWY_EXPORT_AND_TEST_P(AttentionArmHalfTest, TestArmHalfListed);
-HWY_EXPORT_AND_TEST_P(AttentionArmHalfTest, TestArmHalfSizes);
-HWY_EXPORT_AND_TEST_P(AttentionArmHalfTest, TestArmHalfMasks);
-HWY_EXPORT_AND_TEST_P(AttentionArmHalfTest, TestArmHalfNonFinite);
-HWY_EXPORT_AND_TEST_P(AttentionArmHalfTest, TestArmHalfAccuracyBound);
+TEST_P(AttentionArmHalfTest, TestArmHalfListed) { TestArmHalfListed(GetParam()); }
+TEST_P(AttentionArmHalfTest, TestArmHalfSizes) { ForEachVariant(CheckSizes); }
+TEST_P(AttentionArmHalfTest, TestArmHalfMasks) { ForEachVariant(CheckMasks); }
+TEST_P(AttentionArmHalfTest, TestArmHalfNonFinite) { ForEachVariant(CheckNonFinite); }
+TEST_P(AttentionArmHalfTest, TestArmHalfAccuracyBound) { TestArmHalfAccuracyBound(GetParam()); }
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(AttentionArmHalfTest);
 }  // namespace edgeattn
-#endif

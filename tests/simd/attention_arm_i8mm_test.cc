@@ -3,43 +3,32 @@
 // bit the portable int8 kernel (i8kv_i8dot_i32, whose rounding attention_kv_test.cc models, as
 // it does this kernel's) on odd row counts (a row standing in as its own usmmla partner), odd
 // channel-group counts (a group paired with zero queries), every key tail, masks and weights.
+#include "simd/attention_arm_i8mm.h"
+
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
-#undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "tests/simd/attention_arm_i8mm_test.cc"
 #include "hwy/aligned_allocator.h"
-#include "hwy/foreach_target.h"  // IWYU pragma: keep
-#include "hwy/highway.h"
 #include "hwy/tests/hwy_gtest.h"
 #include "simd/attention.h"
-#include "simd/attention_arm_i8mm.h"
-#include "simd/highway_compat.h"
 #include "simd/targets.h"
+#include "tests/simd/target_facts.h"
 #include "tests/test_support.h"
 
-HWY_BEFORE_NAMESPACE();
 namespace edgeattn {
-namespace HWY_NAMESPACE {
 namespace {
 
 using testing_support::RandomNormal;
 
 constexpr const char* kName = "i8kv_i8mm_usmmla";
 
-// Where the kernel is compiled (attention_arm_i8mm-inl.h).
-#if (EDGEATTN_TARGET_IS_NEON || EDGEATTN_TARGET_IS_SVE) && \
-    ((HWY_COMPILER_GCC_ACTUAL && defined(__linux__)) || defined(__ARM_FEATURE_MATMUL_INT8))
-constexpr bool kCompiled = true;
-#else
-constexpr bool kCompiled = false;
-#endif
-
-void TestArmI8mmListed() {
-  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(HWY_TARGET));
+void TestArmI8mmListed(int64_t target) {
+  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(target));
+  const bool compiled = testing_support::FactsOf(target).arm_i8mm_attention_compiled;
   const simd::AttentionKernel* kernel = simd::FindAttentionKernel(simd::KvType::kI8, kName);
-  ASSERT_EQ(kernel != nullptr, kCompiled && simd::CpuHasArmI8mm());
+  ASSERT_EQ(kernel != nullptr, compiled && simd::CpuHasArmI8mm());
   if (kernel != nullptr) {
     EXPECT_EQ(simd::AttentionKernels(simd::KvType::kI8).front(), kernel);
   }
@@ -54,7 +43,7 @@ std::vector<float> Run(const simd::AttentionKernel& kernel, const std::vector<fl
   auto scratch = hwy::AllocateAligned<float>(kernel.scratch_floats(dk));
   kernel.pack(k.data(), ld, v.data(), ld, 0, lk, lk, dk, keys.get(), values.get());
   std::vector<float> out(lq * ld + lq * lk, -3.0f);
-  simd::AttentionHeadArgs args{q.data(), ld, keys.get(), values.get(), lk, dk,
+  simd::AttentionHeadArgs args{q.data(), ld,         keys.get(), values.get(), lk, dk,
                                0.3f,     out.data(), ld};
   args.mask.causal = causal;
   args.mask.causal_offset = lk > lq ? lk - lq : 0;
@@ -82,7 +71,8 @@ void TestArmI8mmMatchesPortable() {
         const std::vector<float> v = RandomNormal(lk * ld, seed + 2);
         const bool causal = seed % 2 == 0, weights = seed % 3 == 0;
         const size_t cut = lq / 2;
-        const std::vector<float> want = Run(portable, q, k, v, ld, lq, lk, dk, causal, weights, cut);
+        const std::vector<float> want =
+            Run(portable, q, k, v, ld, lq, lk, dk, causal, weights, cut);
         const std::vector<float> got = Run(*kernel, q, k, v, ld, lq, lk, dk, causal, weights, cut);
         ASSERT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float)))
             << "dk=" << dk << " lk=" << lk << " lq=" << lq << " causal=" << causal
@@ -93,16 +83,10 @@ void TestArmI8mmMatchesPortable() {
 }
 
 }  // namespace
-// NOLINTNEXTLINE(google-readability-namespace-comments)
-}  // namespace HWY_NAMESPACE
-}  // namespace edgeattn
-HWY_AFTER_NAMESPACE();
 
-#if HWY_ONCE
-namespace edgeattn {
+// An instance per target; the bodies, compiled once, reach its kernels by dynamic dispatch.
 HWY_BEFORE_TEST(AttentionArmI8mmTest);
-HWY_EXPORT_AND_TEST_P(AttentionArmI8mmTest, TestArmI8mmListed);
-HWY_EXPORT_AND_TEST_P(AttentionArmI8mmTest, TestArmI8mmMatchesPortable);
+TEST_P(AttentionArmI8mmTest, TestArmI8mmListed) { TestArmI8mmListed(GetParam()); }
+TEST_P(AttentionArmI8mmTest, TestArmI8mmMatchesPortable) { TestArmI8mmMatchesPortable(); }
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(AttentionArmI8mmTest);
 }  // namespace edgeattn
-#endif

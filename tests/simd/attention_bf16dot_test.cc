@@ -6,26 +6,22 @@
 // integers makes every probability a power of two, which bf16 holds exactly: those cases are
 // checked to the fp32 sums' bound alone, tight enough to see one key too many or too few. Then the
 // issue's accuracy bound against float attention on the unrounded data.
+#include "simd/attention_bf16dot.h"
+
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <vector>
 
-#undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "tests/simd/attention_bf16dot_test.cc"
-#include "hwy/foreach_target.h"  // IWYU pragma: keep
-#include "hwy/highway.h"
 #include "hwy/tests/hwy_gtest.h"
 #include "simd/attention.h"
-#include "simd/attention_bf16dot.h"
 #include "simd/cpu_features.h"
-#include "simd/highway_compat.h"
 #include "simd/targets.h"
 #include "tests/simd/compact_kv_core_harness.h"
+#include "tests/simd/target_facts.h"
 
-HWY_BEFORE_NAMESPACE();
 namespace edgeattn {
-namespace HWY_NAMESPACE {
 namespace {
 
 using testing_support::CoreCase;
@@ -44,14 +40,15 @@ constexpr const char* kNames[] = {"bf16kv_bf16dot_6x4v", "bf16kv_bf16amx_16x64"}
 constexpr double kBf16Eps = 1.0 / (1 << 9);
 
 // Whether the target under test lists the kernel on this CPU.
-bool Expected(const char* name) {
-  if (!EDGEATTN_TARGET_HAS_AVX512) return false;
+bool Expected(const testing_support::TargetFacts& facts, const char* name) {
+  if (!facts.has_avx512) return false;
   if (std::strcmp(name, "bf16kv_bf16dot_6x4v") == 0) return simd::CpuHasAvx512Bf16();
   return HWY_ARCH_X86_64 && simd::CpuRunsAmxBf16();
 }
 
 // Runs check on every kernel of kNames the target under test lists.
-void ForEachKernel(void (*check)(const simd::AttentionKernel&)) {
+template <class Check>
+void ForEachKernel(const Check& check) {
   for (const char* name : kNames) {
     const simd::AttentionKernel* kernel = simd::FindAttentionKernel(simd::KvType::kBf16, name);
     if (kernel == nullptr) continue;
@@ -98,13 +95,14 @@ void CheckCase(const simd::AttentionKernel& kernel, const CoreCase& c) {
 // Each kernel listed exactly where the target has AVX-512 and the CPU the instructions (AMX:
 // and the permission to use the tiles); the AMX kernel first of the bf16 kernels, the
 // vdpbf16ps one after the widening kernel.
-void TestBf16DotListed() {
-  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(HWY_TARGET));
+void TestBf16DotListed(int64_t target) {
+  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(target));
+  const testing_support::TargetFacts facts = testing_support::FactsOf(target);
   const std::vector<const simd::AttentionKernel*> kernels =
       simd::AttentionKernels(simd::KvType::kBf16);
   for (const char* name : kNames) {
     const simd::AttentionKernel* kernel = simd::FindAttentionKernel(simd::KvType::kBf16, name);
-    ASSERT_EQ(kernel != nullptr, Expected(name)) << name;
+    ASSERT_EQ(kernel != nullptr, Expected(facts, name)) << name;
     if (kernel == nullptr) continue;
     EXPECT_EQ(kernel->kv, simd::KvType::kBf16);
     const bool amx = std::strcmp(name, "bf16kv_bf16amx_16x64") == 0;
@@ -212,31 +210,22 @@ void CheckNonFinite(const simd::AttentionKernel& kernel) {
   }
 }
 
-void CheckAccuracyBound(const simd::AttentionKernel& kernel) {
-  testing_support::CheckAccuracyBound(kernel, 300, HeadLayout(), hwy::TargetName(HWY_TARGET));
+void TestBf16DotAccuracyBound(int64_t target) {
+  const char* target_name = hwy::TargetName(target);
+  ForEachKernel([target_name](const simd::AttentionKernel& kernel) {
+    testing_support::CheckAccuracyBound(kernel, 300, HeadLayout(), target_name);
+  });
 }
 
-void TestBf16DotSizes() { ForEachKernel(CheckSizes); }
-void TestBf16DotMasks() { ForEachKernel(CheckMasks); }
-void TestBf16DotSkipsMaskedKeys() { ForEachKernel(CheckSkipsMaskedKeys); }
-void TestBf16DotNonFinite() { ForEachKernel(CheckNonFinite); }
-void TestBf16DotAccuracyBound() { ForEachKernel(CheckAccuracyBound); }
-
 }  // namespace
-// NOLINTNEXTLINE(google-readability-namespace-comments)
-}  // namespace HWY_NAMESPACE
-}  // namespace edgeattn
-HWY_AFTER_NAMESPACE();
 
-#if HWY_ONCE
-namespace edgeattn {
+// An instance per target; the bodies, compiled once, reach its kernels by dynamic dispatch.
 HWY_BEFORE_TEST(AttentionBf16DotTest);
-HWY_EXPORT_AND_TEST_P(AttentionBf16DotTest, TestBf16DotListed);
-HWY_EXPORT_AND_TEST_P(AttentionBf16DotTest, TestBf16DotSizes);
-HWY_EXPORT_AND_TEST_P(AttentionBf16DotTest, TestBf16DotMasks);
-HWY_EXPORT_AND_TEST_P(AttentionBf16DotTest, TestBf16DotSkipsMaskedKeys);
-HWY_EXPORT_AND_TEST_P(AttentionBf16DotTest, TestBf16DotNonFinite);
-HWY_EXPORT_AND_TEST_P(AttentionBf16DotTest, TestBf16DotAccuracyBound);
+TEST_P(AttentionBf16DotTest, TestBf16DotListed) { TestBf16DotListed(GetParam()); }
+TEST_P(AttentionBf16DotTest, TestBf16DotSizes) { ForEachKernel(CheckSizes); }
+TEST_P(AttentionBf16DotTest, TestBf16DotMasks) { ForEachKernel(CheckMasks); }
+TEST_P(AttentionBf16DotTest, TestBf16DotSkipsMaskedKeys) { ForEachKernel(CheckSkipsMaskedKeys); }
+TEST_P(AttentionBf16DotTest, TestBf16DotNonFinite) { ForEachKernel(CheckNonFinite); }
+TEST_P(AttentionBf16DotTest, TestBf16DotAccuracyBound) { TestBf16DotAccuracyBound(GetParam()); }
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(AttentionBf16DotTest);
 }  // namespace edgeattn
-#endif

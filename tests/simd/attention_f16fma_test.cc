@@ -6,25 +6,21 @@
 // chunk sums of P V. Then fp16 overflow inside a chunk where fp32 does not overflow, and the
 // issue's accuracy bound against float attention on the unrounded data. Skipped on CPUs without
 // AVX512-FP16.
+#include "simd/attention_f16fma.h"
+
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
-#undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "tests/simd/attention_f16fma_test.cc"
-#include "hwy/foreach_target.h"  // IWYU pragma: keep
-#include "hwy/highway.h"
 #include "hwy/tests/hwy_gtest.h"
 #include "simd/attention.h"
-#include "simd/attention_f16fma.h"
 #include "simd/cpu_features.h"
-#include "simd/highway_compat.h"
 #include "simd/targets.h"
 #include "tests/simd/compact_kv_core_harness.h"
+#include "tests/simd/target_facts.h"
 
-HWY_BEFORE_NAMESPACE();
 namespace edgeattn {
-namespace HWY_NAMESPACE {
 namespace {
 
 using testing_support::CoreCase;
@@ -43,16 +39,17 @@ constexpr const char* kName = "f16kv_f16fma_8x64";
 constexpr double kF16Eps = 1.0 / (1 << 11);  // unit roundoff of fp16 (11 significant bits)
 
 // The kernel of the target under test, or null (and the test skipped) where it is not listed.
-const simd::AttentionKernel* KernelOrSkip() {
-  const bool expected = EDGEATTN_TARGET_CAN_BUILD_AVX512_FP16 && simd::CpuHasAvx512Fp16();
+const simd::AttentionKernel* KernelOrSkip(int64_t target) {
+  const bool expected =
+      testing_support::FactsOf(target).can_build_avx512_fp16 && simd::CpuHasAvx512Fp16();
   const simd::AttentionKernel* kernel = simd::FindAttentionKernel(simd::KvType::kF16, kName);
   EXPECT_EQ(kernel != nullptr, expected);
   return kernel;
 }
 
-#define EDGEATTN_KERNEL_OR_SKIP(kernel)                                            \
-  const simd::AttentionKernel* kernel = KernelOrSkip();                            \
-  if (kernel == nullptr) {                                                          \
+#define EDGEATTN_KERNEL_OR_SKIP(target, kernel)                                            \
+  const simd::AttentionKernel* kernel = KernelOrSkip(target);                              \
+  if (kernel == nullptr) {                                                                 \
     GTEST_SKIP() << kName << ": needs AVX512-FP16, an AVX-512 target, g++ 12 or clang 16"; \
   }
 
@@ -109,17 +106,17 @@ CoreModel Model() {
 
 // Listed exactly where the target has AVX-512 and the CPU AVX512-FP16, first of the fp16
 // kernels (measured faster than f16kv_f32, docs/fp16_core.md).
-void TestF16FmaListed() {
-  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(HWY_TARGET));
-  EDGEATTN_KERNEL_OR_SKIP(kernel);
+void TestF16FmaListed(int64_t target) {
+  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(target));
+  EDGEATTN_KERNEL_OR_SKIP(target, kernel);
   EXPECT_EQ(simd::AttentionKernels(simd::KvType::kF16).front(), kernel);
 }
 
 // Every size and tail: rows 1 to 129 (blocks of 8 and their remainders), keys across panel (64)
 // and tile (256) edges, dk across chunk (16) and vector (32, 64) edges; causal or not, with
 // masks, softcap and sink on some.
-void TestF16FmaSizes() {
-  EDGEATTN_KERNEL_OR_SKIP(kernel);
+void TestF16FmaSizes(int64_t target) {
+  EDGEATTN_KERNEL_OR_SKIP(target, kernel);
   ForEachSize({1, 3, 16, 17, 32, 33, 63, 64, 80, 128}, {1, 3, 17, 63, 129, 300},
               {1, 3, 17, 63, 129}, 1500000, 100, [&](CoreCase& c) {
                 c.additive = c.seed % 5 == 0 && c.lq > 2;
@@ -135,8 +132,8 @@ void TestF16FmaSizes() {
 // Chunk sums past fp16's 65504 where fp32's are finite take the fp32 sums: scores of two large
 // products (each < 65504, their sum beyond it), and values of 30000 that a zero query weights
 // equally (a chunk of 16 sums to 480000).
-void TestF16FmaOverflowFallsBackToF32() {
-  EDGEATTN_KERNEL_OR_SKIP(kernel);
+void TestF16FmaOverflowFallsBackToF32(int64_t target) {
+  EDGEATTN_KERNEL_OR_SKIP(target, kernel);
   const CoreCase c = MakeCase(3, 40, 17);
   CoreHead h(*kernel, c, HeadLayout());
   const float big = 40000.0f / (h.scale * kLog2e);  // a query channel's base-2 product 40000
@@ -158,30 +155,26 @@ void TestF16FmaOverflowFallsBackToF32() {
 }
 
 // NaN and infinity as the fp32 core treats them.
-void TestF16FmaNonFinite() {
-  EDGEATTN_KERNEL_OR_SKIP(kernel);
+void TestF16FmaNonFinite(int64_t target) {
+  EDGEATTN_KERNEL_OR_SKIP(target, kernel);
   testing_support::CheckNonFinite(*kernel, 300, 32, 1, HeadLayout());
 }
 
-void TestF16FmaAccuracyBound() {
-  EDGEATTN_KERNEL_OR_SKIP(kernel);
-  testing_support::CheckAccuracyBound(*kernel, 200, HeadLayout(), hwy::TargetName(HWY_TARGET));
+void TestF16FmaAccuracyBound(int64_t target) {
+  EDGEATTN_KERNEL_OR_SKIP(target, kernel);
+  testing_support::CheckAccuracyBound(*kernel, 200, HeadLayout(), hwy::TargetName(target));
 }
 
 }  // namespace
-// NOLINTNEXTLINE(google-readability-namespace-comments)
-}  // namespace HWY_NAMESPACE
-}  // namespace edgeattn
-HWY_AFTER_NAMESPACE();
 
-#if HWY_ONCE
-namespace edgeattn {
+// An instance per target; the bodies, compiled once, reach its kernel by dynamic dispatch.
 HWY_BEFORE_TEST(AttentionF16FmaTest);
-HWY_EXPORT_AND_TEST_P(AttentionF16FmaTest, TestF16FmaListed);
-HWY_EXPORT_AND_TEST_P(AttentionF16FmaTest, TestF16FmaSizes);
-HWY_EXPORT_AND_TEST_P(AttentionF16FmaTest, TestF16FmaOverflowFallsBackToF32);
-HWY_EXPORT_AND_TEST_P(AttentionF16FmaTest, TestF16FmaNonFinite);
-HWY_EXPORT_AND_TEST_P(AttentionF16FmaTest, TestF16FmaAccuracyBound);
+TEST_P(AttentionF16FmaTest, TestF16FmaListed) { TestF16FmaListed(GetParam()); }
+TEST_P(AttentionF16FmaTest, TestF16FmaSizes) { TestF16FmaSizes(GetParam()); }
+TEST_P(AttentionF16FmaTest, TestF16FmaOverflowFallsBackToF32) {
+  TestF16FmaOverflowFallsBackToF32(GetParam());
+}
+TEST_P(AttentionF16FmaTest, TestF16FmaNonFinite) { TestF16FmaNonFinite(GetParam()); }
+TEST_P(AttentionF16FmaTest, TestF16FmaAccuracyBound) { TestF16FmaAccuracyBound(GetParam()); }
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(AttentionF16FmaTest);
 }  // namespace edgeattn
-#endif

@@ -1,25 +1,21 @@
 // The attention core on every compiled target against a double-precision softmax(Q K^T) V.
+#include "simd/attention.h"
+
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <vector>
 
-#undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "tests/simd/attention_test.cc"
-#include "hwy/foreach_target.h"  // IWYU pragma: keep
-#include "hwy/highway.h"
 #include "hwy/tests/hwy_gtest.h"
-#include "simd/attention.h"
 #include "simd/gemm_f32.h"
 #include "simd/targets.h"
 #include "tests/simd/attention_head.h"
 #include "tests/simd/attention_reference.h"
 #include "tests/test_support.h"
 
-HWY_BEFORE_NAMESPACE();
 namespace edgeattn {
-namespace HWY_NAMESPACE {
 namespace {
 
 using testing_support::AdditiveMask;
@@ -42,8 +38,8 @@ std::vector<const simd::AttentionKernel*> Kernels() {
 }
 
 // Runs check on every kernel of the target under test, stopping at the first fatal failure.
-void ForEachKernel(void (*check)(const simd::AttentionKernel&)) {
-  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(HWY_TARGET));
+void ForEachKernel(int64_t target, void (*check)(const simd::AttentionKernel&)) {
+  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(target));
   for (const simd::AttentionKernel* kernel : Kernels()) {
     SCOPED_TRACE(kernel->name);
     check(*kernel);
@@ -360,36 +356,26 @@ void CheckF32PackMatchesModel(const simd::AttentionKernel& kernel) {
   }
 }
 
-void TestAttentionMatchesScalar() { ForEachKernel(CheckAttentionMatchesScalar); }
-
-void TestF32PackMatchesModel() { ForEachKernel(CheckF32PackMatchesModel); }
-
-void TestAttentionNonFinite() { ForEachKernel(CheckAttentionNonFinite); }
-
-void TestAttentionMasks() { ForEachKernel(CheckAttentionMasks); }
-
-void TestAttentionCausalSkipsMaskedKeys() { ForEachKernel(CheckAttentionCausalSkipsMaskedKeys); }
-
-void TestAttentionStepMath() { ForEachKernel(CheckAttentionStepMath); }
-
-void TestAttentionWindowSkipsEarlyTiles() { ForEachKernel(CheckAttentionWindowSkipsEarlyTiles); }
-
 }  // namespace
-// NOLINTNEXTLINE(google-readability-namespace-comments)
-}  // namespace HWY_NAMESPACE
-}  // namespace edgeattn
-HWY_AFTER_NAMESPACE();
 
-#if HWY_ONCE
-namespace edgeattn {
+// An instance per target; the bodies, compiled once, reach its kernels by dynamic dispatch.
 HWY_BEFORE_TEST(AttentionTest);
-HWY_EXPORT_AND_TEST_P(AttentionTest, TestAttentionMatchesScalar);
-HWY_EXPORT_AND_TEST_P(AttentionTest, TestF32PackMatchesModel);
-HWY_EXPORT_AND_TEST_P(AttentionTest, TestAttentionNonFinite);
-HWY_EXPORT_AND_TEST_P(AttentionTest, TestAttentionMasks);
-HWY_EXPORT_AND_TEST_P(AttentionTest, TestAttentionCausalSkipsMaskedKeys);
-HWY_EXPORT_AND_TEST_P(AttentionTest, TestAttentionStepMath);
-HWY_EXPORT_AND_TEST_P(AttentionTest, TestAttentionWindowSkipsEarlyTiles);
+TEST_P(AttentionTest, TestAttentionMatchesScalar) {
+  ForEachKernel(GetParam(), CheckAttentionMatchesScalar);
+}
+TEST_P(AttentionTest, TestF32PackMatchesModel) {
+  ForEachKernel(GetParam(), CheckF32PackMatchesModel);
+}
+TEST_P(AttentionTest, TestAttentionNonFinite) {
+  ForEachKernel(GetParam(), CheckAttentionNonFinite);
+}
+TEST_P(AttentionTest, TestAttentionMasks) { ForEachKernel(GetParam(), CheckAttentionMasks); }
+TEST_P(AttentionTest, TestAttentionCausalSkipsMaskedKeys) {
+  ForEachKernel(GetParam(), CheckAttentionCausalSkipsMaskedKeys);
+}
+TEST_P(AttentionTest, TestAttentionStepMath) { ForEachKernel(GetParam(), CheckAttentionStepMath); }
+TEST_P(AttentionTest, TestAttentionWindowSkipsEarlyTiles) {
+  ForEachKernel(GetParam(), CheckAttentionWindowSkipsEarlyTiles);
+}
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(AttentionTest);
 }  // namespace edgeattn
-#endif

@@ -7,7 +7,6 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "tests/simd/gemm_f32_test.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
-
 #include "hwy/highway.h"
 #include "hwy/tests/hwy_gtest.h"
 #include "simd/gemm_f32-inl.h"
@@ -16,9 +15,25 @@
 #include "tests/simd/projection_check.h"
 #include "tests/test_support.h"
 
+// Per target only the kernels' row block; the test itself is compiled once (below).
 HWY_BEFORE_NAMESPACE();
 namespace edgeattn {
 namespace HWY_NAMESPACE {
+namespace {
+
+size_t RowBlock(size_t k) { return simd::HWY_NAMESPACE::RowBlock(k); }
+
+}  // namespace
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace edgeattn
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace edgeattn {
+
+HWY_EXPORT(RowBlock);
+
 namespace {
 
 using testing_support::CheckPackedCase;
@@ -32,8 +47,8 @@ void CheckCase(const simd::ProjectionKernel& kernel, size_t m, size_t n, size_t 
                   [](float a, float weight) { return double(a) * weight; });
 }
 
-void TestGemmMatchesScalar() {
-  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(HWY_TARGET));
+void TestGemmMatchesScalar(int64_t target) {
+  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(target));
   const std::vector<const simd::ProjectionKernel*> kernels =
       simd::ProjectionKernels(simd::WeightType::kF32);
   ASSERT_FALSE(kernels.empty());
@@ -53,7 +68,7 @@ void TestGemmMatchesScalar() {
   // More rows than one row block (RowBlock), with a tile tail inside the second block: a long k
   // keeps the block at its minimum, a narrow n keeps the case cheap.
   const size_t k = 3000;
-  const size_t m = simd::HWY_NAMESPACE::RowBlock(k) + 5;
+  const size_t m = HWY_DYNAMIC_DISPATCH(RowBlock)(k) + 5;
   for (const simd::ProjectionKernel* kernel : kernels) {
     CheckCase(*kernel, m, 3, k, true, seed);
     if (::testing::Test::HasFatalFailure()) return;
@@ -61,15 +76,10 @@ void TestGemmMatchesScalar() {
 }
 
 }  // namespace
-// NOLINTNEXTLINE(google-readability-namespace-comments)
-}  // namespace HWY_NAMESPACE
-}  // namespace edgeattn
-HWY_AFTER_NAMESPACE();
 
-#if HWY_ONCE
-namespace edgeattn {
+// An instance per target; the body reaches its kernels and RowBlock by dynamic dispatch.
 HWY_BEFORE_TEST(GemmF32Test);
-HWY_EXPORT_AND_TEST_P(GemmF32Test, TestGemmMatchesScalar);
+TEST_P(GemmF32Test, TestGemmMatchesScalar) { TestGemmMatchesScalar(GetParam()); }
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GemmF32Test);
 }  // namespace edgeattn
 #endif

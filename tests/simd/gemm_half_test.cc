@@ -5,14 +5,11 @@
 // the tile and panel widths, strided inputs, any split of rows and panels, pack/unpack, and
 // NaN, infinite and subnormal weights.
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
 
-#undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "tests/simd/gemm_half_test.cc"
-#include "hwy/foreach_target.h"  // IWYU pragma: keep
-#include "hwy/highway.h"
 #include "hwy/tests/hwy_gtest.h"
 #include "simd/cpu_features.h"
 #include "simd/half_float.h"
@@ -21,9 +18,7 @@
 #include "tests/simd/projection_check.h"
 #include "tests/test_support.h"
 
-HWY_BEFORE_NAMESPACE();
 namespace edgeattn {
-namespace HWY_NAMESPACE {
 namespace {
 
 using testing_support::CheckPackedCase;
@@ -90,8 +85,8 @@ std::vector<const simd::ProjectionKernel*> HalfKernels() {
   return kernels;
 }
 
-void TestHalfKernelsMatchModel() {
-  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(HWY_TARGET));
+void TestHalfKernelsMatchModel(int64_t target) {
+  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(target));
   const std::vector<const simd::ProjectionKernel*> kernels = HalfKernels();
   // The dot-product kernel is listed exactly where the CPU has AVX512-BF16 and the target is
   // an x86 AVX-512 one; the AMX kernel, first, where it also has AMX-BF16 (x86-64 Linux).
@@ -100,7 +95,7 @@ void TestHalfKernelsMatchModel() {
     dot_listed |= IsDotKernel(*kernel) && !IsAmxKernel(*kernel);
     amx_listed |= IsAmxKernel(*kernel);
   }
-  const bool avx512 = HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3;
+  const bool avx512 = HWY_ARCH_X86 && target <= HWY_AVX3;
   EXPECT_EQ(dot_listed, avx512 && simd::CpuHasAvx512Bf16());
   EXPECT_EQ(amx_listed, avx512 && HWY_ARCH_X86_64 && testing_support::CpuInfoHasFlag("amx_bf16"));
   if (amx_listed) {
@@ -134,16 +129,10 @@ void TestHalfKernelsSpecialWeights() {
 }
 
 }  // namespace
-// NOLINTNEXTLINE(google-readability-namespace-comments)
-}  // namespace HWY_NAMESPACE
-}  // namespace edgeattn
-HWY_AFTER_NAMESPACE();
 
-#if HWY_ONCE
-namespace edgeattn {
+// An instance per target; the bodies, compiled once, reach its kernels by dynamic dispatch.
 HWY_BEFORE_TEST(GemmHalfTest);
-HWY_EXPORT_AND_TEST_P(GemmHalfTest, TestHalfKernelsMatchModel);
-HWY_EXPORT_AND_TEST_P(GemmHalfTest, TestHalfKernelsSpecialWeights);
+TEST_P(GemmHalfTest, TestHalfKernelsMatchModel) { TestHalfKernelsMatchModel(GetParam()); }
+TEST_P(GemmHalfTest, TestHalfKernelsSpecialWeights) { TestHalfKernelsSpecialWeights(); }
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GemmHalfTest);
 }  // namespace edgeattn
-#endif

@@ -4,21 +4,19 @@
 // must match bit for bit.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
-#undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "tests/simd/gemm_i8_test.cc"
-#include "hwy/foreach_target.h"  // IWYU pragma: keep
-#include "hwy/highway.h"
 #include "hwy/tests/hwy_gtest.h"
 #include "simd/projection_kernel.h"
 #include "simd/quantize.h"
 #include "simd/targets.h"
 #include "tests/simd/packed_weights.h"
+#include "tests/simd/target_facts.h"
 #include "tests/test_support.h"
 
 #if HWY_ARCH_ARM_A64 && defined(__linux__)
@@ -26,23 +24,18 @@
 #include <sys/auxv.h>
 #endif
 
-HWY_BEFORE_NAMESPACE();
 namespace edgeattn {
-namespace HWY_NAMESPACE {
 namespace {
 
 using testing_support::RandomNormal;
+using testing_support::TargetFacts;
 
 constexpr float kSentinel = -7.0f;
 
 // The float steps as the target performs them: fused where it has FMA (HWY_NATIVE_FMA),
 // otherwise a rounded product then a rounded sum.
-float MulAddAsTarget(float a, float b, float c) {
-#if HWY_NATIVE_FMA
-  return std::fma(a, b, c);
-#else
-  return a * b + c;
-#endif
+float MulAddAsTarget(const TargetFacts& facts, float a, float b, float c) {
+  return facts.native_fma ? std::fma(a, b, c) : a * b + c;
 }
 
 std::vector<int8_t> RandomInt8(size_t n, uint32_t seed, int lo = -127, int hi = 127) {
@@ -53,8 +46,8 @@ std::vector<int8_t> RandomInt8(size_t n, uint32_t seed, int lo = -127, int hi = 
   return v;
 }
 
-void TestQuantizeMatchesScalar() {
-  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(HWY_TARGET));
+void TestQuantizeMatchesScalar(int64_t target) {
+  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(target));
   uint32_t seed = 1;
   for (size_t k : {1, 3, 4, 17, 63, 64, 129, 300}) {
     for (size_t block : {4, 32, 64, 1024}) {
@@ -163,7 +156,8 @@ Qc8Weights MakeWeights(size_t n, std::vector<int8_t> q, bool with_bias) {
 // The arithmetic of every int8 kernel for c[i][j]: each block's int32 sum scaled by the row's
 // block scale into a float sum, then the channel scale and the bias, then each outlier's
 // product with the dequantized weight.
-float ScalarQc8(const Qd8Rows& a, const Qc8Weights& w, size_t i, size_t j) {
+float ScalarQc8(const TargetFacts& facts, const Qd8Rows& a, const Qc8Weights& w, size_t i,
+                size_t j) {
   const size_t ldq = simd::QuantizedRowStride(a.k);
   const size_t blocks = simd::QuantBlockCount(a.k, a.block);
   float f = 0.0f;
@@ -172,22 +166,22 @@ float ScalarQc8(const Qd8Rows& a, const Qc8Weights& w, size_t i, size_t j) {
     for (size_t x = b * a.block; x < std::min(a.k, (b + 1) * a.block); ++x) {
       acc += int32_t{a.q[i * ldq + x]} * w.q[j * a.k + x];
     }
-    f = MulAddAsTarget(static_cast<float>(acc), a.scales[i * blocks + b], f);
+    f = MulAddAsTarget(facts, static_cast<float>(acc), a.scales[i * blocks + b], f);
   }
-  float c = MulAddAsTarget(f, w.scales[j], w.bias.empty() ? 0.0f : w.bias[j]);
+  float c = MulAddAsTarget(facts, f, w.scales[j], w.bias.empty() ? 0.0f : w.bias[j]);
   for (uint32_t o = 0; !a.count.empty() && o < a.count[i]; ++o) {
     const size_t slot = i * simd::kMaxOutliersPerRow + o;
     const float dequantized = static_cast<float>(w.q[j * a.k + a.channel[slot]]) * w.scales[j];
-    c = MulAddAsTarget(a.value[slot], dequantized, c);
+    c = MulAddAsTarget(facts, a.value[slot], dequantized, c);
   }
   return c;
 }
 
-// The scalar model's C, m x n.
-std::vector<float> ScalarC(const Qd8Rows& a, const Qc8Weights& w) {
+// The scalar model's C, m x n, on the target with `facts`.
+std::vector<float> ScalarC(const TargetFacts& facts, const Qd8Rows& a, const Qc8Weights& w) {
   std::vector<float> c(a.m * w.n);
   for (size_t i = 0; i < a.m; ++i) {
-    for (size_t j = 0; j < w.n; ++j) c[i * w.n + j] = ScalarQc8(a, w, i, j);
+    for (size_t j = 0; j < w.n; ++j) c[i * w.n + j] = ScalarQc8(facts, a, w, i, j);
   }
   return c;
 }
@@ -230,10 +224,9 @@ std::vector<const simd::ProjectionKernel*> Int8Kernels() {
   return simd::ProjectionKernels(simd::WeightType::kQc8);
 }
 
-bool CpuHasNeonDotProduct() {
-#if defined(__ARM_FEATURE_DOTPROD)
-  return true;
-#elif HWY_ARCH_ARM_A64 && defined(__linux__)
+bool CpuHasNeonDotProduct(const TargetFacts& facts) {
+  if (facts.arm_dotprod) return true;
+#if HWY_ARCH_ARM_A64 && defined(__linux__)
   return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
 #else
   return false;
@@ -244,8 +237,8 @@ bool CpuHasNeonDotProduct() {
 // CPU's features: on x86 the VNNI kernel on every AVX-512 target whose CPUs have VNNI (whatever
 // Highway calls it), ahead of it the AMX kernel where the CPU has AMX-INT8 (x86-64 Linux), on ARM
 // the SVE or (with the dot product) NEON kernel, everywhere the portable one.
-std::vector<std::string> ExpectedKernels() {
-  const std::string target = hwy::TargetName(HWY_TARGET);
+std::vector<std::string> ExpectedKernels(const TargetFacts& facts) {
+  const std::string target = hwy::TargetName(facts.target);
   std::vector<std::string> names;
   for (const char* vnni_target : {"AVX3_DL", "AVX3_ZEN4", "AVX3_SPR", "AVX10_2"}) {
     if (target != vnni_target) continue;
@@ -254,15 +247,15 @@ std::vector<std::string> ExpectedKernels() {
     names.push_back("qd8_qc8w_vnni_4x4v");
   }
   if (target.rfind("SVE", 0) == 0) names.push_back("qd8_qc8w_svedot_4x4v");
-  if (HWY_ARCH_ARM_A64 && target.rfind("NEON", 0) == 0 && CpuHasNeonDotProduct()) {
+  if (HWY_ARCH_ARM_A64 && target.rfind("NEON", 0) == 0 && CpuHasNeonDotProduct(facts)) {
     names.push_back("qd8_qc8w_neondot_3x4v");
   }
   names.push_back("qd8_qc8w_i16_1x1v");
   return names;
 }
 
-void TestListsTheKernelsThisCpuRuns() {
-  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(HWY_TARGET));
+void TestListsTheKernelsThisCpuRuns(int64_t target) {
+  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(target));
   std::vector<std::string> names;
   for (const simd::ProjectionKernel* kernel : Int8Kernels()) {
     names.push_back(kernel->name);
@@ -284,7 +277,8 @@ void TestListsTheKernelsThisCpuRuns() {
       }
     }
   }
-  EXPECT_EQ(names, ExpectedKernels()) << "on " << hwy::TargetName(HWY_TARGET);
+  EXPECT_EQ(names, ExpectedKernels(testing_support::FactsOf(target)))
+      << "on " << hwy::TargetName(target);
 }
 
 // The sizes of k for a block: the odd sizes, and k below, equal to, above and multiples of the
@@ -296,7 +290,8 @@ std::vector<size_t> SizesK(size_t block) {
   return sizes;
 }
 
-void TestEveryKernelMatchesScalar() {
+void TestEveryKernelMatchesScalar(int64_t target) {
+  const TargetFacts facts = testing_support::FactsOf(target);
   const std::vector<const simd::ProjectionKernel*> kernels = Int8Kernels();
   ASSERT_FALSE(kernels.empty());
   // m: below, at and above the tile rows (1, 3, 4; AMX 16); n: below, at and above the vector,
@@ -312,7 +307,7 @@ void TestEveryKernelMatchesScalar() {
           if (m * n * k > 150000) continue;
           const Qd8Rows a(m, k, block, RandomInt8(m * k, seed), seed + 1);
           const Qc8Weights w = MakeWeights(n, RandomInt8(n * k, seed + 2), (seed & 1) != 0);
-          const std::vector<float> want = ScalarC(a, w);
+          const std::vector<float> want = ScalarC(facts, a, w);
           for (const simd::ProjectionKernel* kernel : kernels) {
             CheckKernel(*kernel, a, w, want);
             if (::testing::Test::HasFatalFailure()) return;
@@ -328,7 +323,8 @@ void TestEveryKernelMatchesScalar() {
 // saturate at 16 bits on the way (as vpmaddubsw would). Blocks of 252 values are the longest
 // whose sums the NEON kernel takes through the float bias (|sum| < 2^22), 256 the shortest it
 // converts.
-void TestEveryKernelExtremeValues() {
+void TestEveryKernelExtremeValues(int64_t target) {
+  const TargetFacts facts = testing_support::FactsOf(target);
   for (size_t k : {256, 1024, 4096}) {
     for (size_t block : {size_t{64}, size_t{252}, size_t{256}, k}) {
       for (int8_t wv : {int8_t{127}, int8_t{-128}}) {
@@ -336,7 +332,7 @@ void TestEveryKernelExtremeValues() {
           const size_t m = 5, n = 70;
           const Qd8Rows a(m, k, block, std::vector<int8_t>(m * k, xv), 9);
           const Qc8Weights w = MakeWeights(n, std::vector<int8_t>(n * k, wv), true);
-          const std::vector<float> want = ScalarC(a, w);
+          const std::vector<float> want = ScalarC(facts, a, w);
           for (const simd::ProjectionKernel* kernel : Int8Kernels()) {
             CheckKernel(*kernel, a, w, want);
             if (::testing::Test::HasFatalFailure()) return;
@@ -361,7 +357,7 @@ Qd8Rows QuantizeWithOutliers(const std::vector<float>& x, size_t m, size_t k, si
 
 // Outlier channels leave the int8 row (quantized as 0, scales from the other values) and come
 // back in float: value * dequantized weight, added after the int8 result.
-void TestEveryKernelAddsOutliers() {
+void TestEveryKernelAddsOutliers(int64_t target) {
   const size_t k = 300, block = 64, n = 70, m = 2;
   std::vector<float> x = RandomNormal(m * k, 5);
   x[5] = 80.0f;
@@ -389,7 +385,7 @@ void TestEveryKernelAddsOutliers() {
   }
   EXPECT_EQ(a.scales[0], amax0 / 127.0f);
   const Qc8Weights w = MakeWeights(n, RandomInt8(n * k, 6), false);
-  const std::vector<float> want = ScalarC(a, w);
+  const std::vector<float> want = ScalarC(testing_support::FactsOf(target), a, w);
   for (const simd::ProjectionKernel* kernel : Int8Kernels()) {
     CheckKernel(*kernel, a, w, want);
     if (::testing::Test::HasFatalFailure()) return;
@@ -397,19 +393,13 @@ void TestEveryKernelAddsOutliers() {
 }
 
 }  // namespace
-// NOLINTNEXTLINE(google-readability-namespace-comments)
-}  // namespace HWY_NAMESPACE
-}  // namespace edgeattn
-HWY_AFTER_NAMESPACE();
 
-#if HWY_ONCE
-namespace edgeattn {
+// An instance per target; the bodies, compiled once, reach its kernels by dynamic dispatch.
 HWY_BEFORE_TEST(GemmI8Test);
-HWY_EXPORT_AND_TEST_P(GemmI8Test, TestQuantizeMatchesScalar);
-HWY_EXPORT_AND_TEST_P(GemmI8Test, TestListsTheKernelsThisCpuRuns);
-HWY_EXPORT_AND_TEST_P(GemmI8Test, TestEveryKernelMatchesScalar);
-HWY_EXPORT_AND_TEST_P(GemmI8Test, TestEveryKernelExtremeValues);
-HWY_EXPORT_AND_TEST_P(GemmI8Test, TestEveryKernelAddsOutliers);
+TEST_P(GemmI8Test, TestQuantizeMatchesScalar) { TestQuantizeMatchesScalar(GetParam()); }
+TEST_P(GemmI8Test, TestListsTheKernelsThisCpuRuns) { TestListsTheKernelsThisCpuRuns(GetParam()); }
+TEST_P(GemmI8Test, TestEveryKernelMatchesScalar) { TestEveryKernelMatchesScalar(GetParam()); }
+TEST_P(GemmI8Test, TestEveryKernelExtremeValues) { TestEveryKernelExtremeValues(GetParam()); }
+TEST_P(GemmI8Test, TestEveryKernelAddsOutliers) { TestEveryKernelAddsOutliers(GetParam()); }
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GemmI8Test);
 }  // namespace edgeattn
-#endif

@@ -1,21 +1,17 @@
 // The per-head RMS norm and rotary embedding (simd/qk_transforms.h) on every compiled
 // target against plain double-precision versions, on odd head widths and rotary dims, with
 // several heads in a row (each transformed on its own, nothing written past the row).
+#include "simd/qk_transforms.h"
+
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
-#undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "tests/simd/qk_transforms_test.cc"
-#include "hwy/foreach_target.h"  // IWYU pragma: keep
-#include "hwy/highway.h"
 #include "hwy/tests/hwy_gtest.h"
-#include "simd/qk_transforms.h"
 #include "simd/targets.h"
 #include "tests/test_support.h"
 
-HWY_BEFORE_NAMESPACE();
 namespace edgeattn {
-namespace HWY_NAMESPACE {
 namespace {
 
 using testing_support::kFloatEps;
@@ -44,8 +40,8 @@ std::vector<double> ScalarHead(const float* x, size_t dk, const float* weight, d
   return y;
 }
 
-void TestTransformHeadsMatchesScalar() {
-  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(HWY_TARGET));
+void TestTransformHeadsMatchesScalar(int64_t target) {
+  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(target));
   uint32_t seed = 300;
   for (size_t dk : {1, 2, 3, 6, 17, 34, 63, 64, 129}) {
     for (size_t rotary_dim : {size_t{0}, size_t{2}, dk / 2 * 2, (dk / 3) / 2 * 2}) {
@@ -98,15 +94,11 @@ void TestTransformHeadsMatchesScalar() {
 }
 
 }  // namespace
-// NOLINTNEXTLINE(google-readability-namespace-comments)
-}  // namespace HWY_NAMESPACE
-}  // namespace edgeattn
-HWY_AFTER_NAMESPACE();
 
-#if HWY_ONCE
-namespace edgeattn {
+// An instance per target; the body, compiled once, reaches its kernels by dynamic dispatch.
 HWY_BEFORE_TEST(QkTransformsTest);
-HWY_EXPORT_AND_TEST_P(QkTransformsTest, TestTransformHeadsMatchesScalar);
+TEST_P(QkTransformsTest, TestTransformHeadsMatchesScalar) {
+  TestTransformHeadsMatchesScalar(GetParam());
+}
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(QkTransformsTest);
 }  // namespace edgeattn
-#endif
