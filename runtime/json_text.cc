@@ -232,9 +232,9 @@ JsonReader::Number JsonReader::ScanNumber() {
   return n;
 }
 
-// Whether a number rounds to infinity in binary64, as serde_json and strtod find (then serde_json
-// refuses it): the value is 0.d1d2... x 10^point with its significant digits d, compared with
-// 2^1024 - 2^970, the midpoint between DBL_MAX and 2^1024 (which rounds to even: infinity).
+// Whether a number rounds to infinity in binary64, as strtod rounds: the value is
+// 0.d1d2... x 10^point with its significant digits d, compared with 2^1024 - 2^970, the midpoint
+// between DBL_MAX and 2^1024 (which rounds to even: infinity).
 bool JsonReader::Number::RoundsToInfinity() const {
   static const char kMidpoint[] =
       "179769313486231580793728971405303415079934132710037826936173778980444968292764750946649017"

@@ -19,7 +19,8 @@ namespace edgeattn {
 // RFC 8259, with serde_json's limits (the reference implementation's parser): at most 127 nested
 // arrays and objects, and a key at most once in each object. Strings pass bytes of 0x80 and up
 // through unchanged: the caller checks that the text is UTF-8. Every error is fail(what), with
-// the byte offset in the text where the text is not JSON.
+// the byte offset in the text where the text is not JSON. Texts up to 10^8 bytes (the safetensors
+// header's limit): the exponents it saturates at 10^9 cannot then be offset by the digits.
 class JsonReader {
  public:
   enum class Kind { kNull, kBool, kNumber, kString, kArray, kObject };
@@ -35,8 +36,10 @@ class JsonReader {
   // True before each element; false once the array's ']' is read.
   bool NextElement();
   std::string ReadString();
-  // Reads a number (refused if it rounds to infinity as a double, as serde_json refuses it); true
-  // and *value if it is an integer from 0 to 2^64 - 1 written without sign, fraction or exponent.
+  // Reads a number (refused if it rounds to infinity as a double, as strtod rounds; serde_json
+  // refuses such numbers too, though its default parser may round otherwise right at the
+  // boundary); true and *value if it is an integer from 0 to 2^64 - 1 with no sign, fraction or
+  // exponent.
   bool ReadUnsigned(std::uint64_t* value);
   void Skip();       // one value of any kind, checked as every other
   void ExpectEnd();  // nothing but whitespace is left

@@ -165,7 +165,7 @@ TensorFields ReadTensorFields(JsonReader& json) {
 TensorInfo ParseTensor(const std::string& name, JsonReader& json, const FailFn& fail) {
   const std::string where = "tensor '" + Printable(name) + "': ";
   if (json.Peek() != JsonReader::Kind::kObject) throw fail(where + "expected an object");
-  const TensorFields fields = ReadTensorFields(json);
+  TensorFields fields = ReadTensorFields(json);
   if (!fields.has_dtype) throw fail(where + "missing dtype");
   const auto known = std::find_if(std::begin(kDTypes), std::end(kDTypes),
                                   [&](const DTypeEntry& e) { return fields.dtype == e.name; });
@@ -174,7 +174,7 @@ TensorInfo ParseTensor(const std::string& name, JsonReader& json, const FailFn& 
   }
   if (!fields.has_shape) throw fail(where + "missing shape");
   if (!fields.shape_unsigned) throw fail(where + "shape holds a non-integer or negative");
-  TensorInfo info{known->dtype, fields.shape, 0, 0};
+  TensorInfo info{known->dtype, std::move(fields.shape), 0, 0};
   if (!fields.offsets_valid) throw fail(where + "expected data_offsets [begin, end]");
   const std::uint64_t begin = fields.offsets[0];
   const std::uint64_t end = fields.offsets[1];
@@ -311,7 +311,13 @@ SafetensorsFile SafetensorsFile::Validate(std::shared_ptr<const Storage> storage
   };
   const std::size_t header_len = CheckHeader(storage->data, storage->size, fail);
   const auto* header_begin = reinterpret_cast<const char*>(storage->data + 8);
-  JsonReader json(header_begin, header_begin + header_len, fail);
+  const char* header_end = header_begin + header_len;
+  // The whole header is checked as JSON first: a text that is not JSON (cut short, a key twice,
+  // nested too deep) says so, rather than what a tensor before the fault lacks.
+  JsonReader syntax(header_begin, header_end, fail);
+  syntax.Skip();
+  syntax.ExpectEnd();
+  JsonReader json(header_begin, header_end, fail);
   SafetensorsFile file;
   file.source_ = source;
   json.BeginObject();

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/safetensors.hpp"
@@ -95,12 +96,12 @@ TEST(SafetensorsTest, MalformedFiles) {
   ExpectRejected(FileWithHeader("[1, 2]", 0), "start with '{'");
   ExpectRejected(FileWithHeader(R"({"a": 5})", 0), "expected an object");
   ExpectRejected(FileWithHeader(R"({"a": {"shape": [1], "data_offsets": [0, 4]}})", 4),
-                   "missing dtype");
+                 "missing dtype");
   ExpectRejected(
       FileWithHeader(R"({"a": {"dtype": "Q7", "shape": [1], "data_offsets": [0, 4]}})", 4),
       "unknown dtype 'Q7'");
   ExpectRejected(FileWithHeader(R"({"a": {"dtype": "F32", "data_offsets": [0, 4]}})", 4),
-                   "missing shape");
+                 "missing shape");
   ExpectRejected(
       FileWithHeader(R"({"a": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}})", 4),
       "negative");
@@ -108,7 +109,7 @@ TEST(SafetensorsTest, MalformedFiles) {
       FileWithHeader(R"({"a": {"dtype": "F32", "shape": [1.5], "data_offsets": [0, 4]}})", 4),
       "non-integer");
   ExpectRejected(FileWithHeader(R"({"a": {"dtype": "F32", "shape": [1]}})", 4),
-                   "data_offsets [begin, end]");
+                 "data_offsets [begin, end]");
   ExpectRejected(
       FileWithHeader(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}})", 4),
       "the tensors need 8 bytes of data, the file has 4");
@@ -118,15 +119,14 @@ TEST(SafetensorsTest, MalformedFiles) {
   ExpectRejected(
       FileWithHeader(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 4]}})", 4),
       "needs 8 bytes, data_offsets give 4");
-  ExpectRejected(
-      FileWithHeader(R"({"a": {"dtype": "F32", "shape": [4294967296, 4294967296],
+  ExpectRejected(FileWithHeader(R"({"a": {"dtype": "F32", "shape": [4294967296, 4294967296],
                              "data_offsets": [0, 4]}})",
-                     4),
-      "overflows");
+                                4),
+                 "overflows");
   ExpectRejected(FileWithHeader(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
                                       "b": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}})",
-                                  8),
-                   "overlap");
+                                8),
+                 "overlap");
   ExpectRejected(FileWithHeader(R"({"__metadata__": {"k": 5}})", 0), "not a string");
   ExpectRejected(FileWithHeader(R"({"__metadata__": [1]})", 0), "__metadata__");
 }
@@ -146,14 +146,17 @@ TEST(SafetensorsTest, ReferenceRules) {
       FileWithHeader(R"({"b": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]},
                          "a": {"dtype": "F32", "shape": [0, 3], "data_offsets": [0, 0]},
                          "c": {"dtype": "I8", "shape": [0], "data_offsets": [4, 4], "x": 1},
-                         "__metadata__": null})" "\r\n\t  ", 4),
+                         "__metadata__": null})"
+                     "\r\n\t  ",
+                     4),
       "test.safetensors");
   EXPECT_EQ(shared.tensors().size(), 3u);
   EXPECT_TRUE(shared.ReadFloat("a").empty());
   const SafetensorsFile f8 = SafetensorsFile::Parse(
       FileWithHeader(R"({"q": {"dtype": "F8_E4M3", "shape": [3], "data_offsets": [0, 3]},
                          "c": {"dtype": "C64", "shape": [1], "data_offsets": [3, 11]},
-                         "f": {"dtype": "F4", "shape": [2, 3], "data_offsets": [11, 14]}})", 14),
+                         "f": {"dtype": "F4", "shape": [2, 3], "data_offsets": [11, 14]}})",
+                     14),
       "test.safetensors");
   EXPECT_EQ(f8.Info("q").dtype, DType::kF8E4M3);
   EXPECT_EQ(f8.Info("f").bytes, 3u);
@@ -171,8 +174,8 @@ TEST(SafetensorsTest, ReferenceRules) {
   ExpectRejected(FileWithHeader("{}", 1), "1 bytes follow the last tensor's data");
   ExpectRejected(FileWithHeader(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]},
                                       "b": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}})",
-                                  8),
-                   "overlaps");
+                                8),
+                 "overlaps");
   // Rejected: the header's own rules.
   ExpectRejected(FileWithHeader(" {}", 0), "start with '{'");
   ExpectRejected(FileWithHeader("", 0), "start with '{'");
@@ -181,10 +184,16 @@ TEST(SafetensorsTest, ReferenceRules) {
   ExpectRejected(FileWithHeader("{\"\xff\": 1}", 0), "not UTF-8 (offset 2)");
   ExpectRejected(FileWithHeader("{\"\xed\xa0\x80\": 1}", 0), "not UTF-8");  // a surrogate
   ExpectRejected(FileWithHeader("{} x", 0), "not valid JSON");
+  // The header is JSON before its tensors are read: the text's fault is named, not a tensor's.
+  ExpectRejected(FileWithHeader(R"({"a": 5)", 0), "not valid JSON");
+  ExpectRejected(FileWithHeader(R"({"a": nul})", 0), "not valid JSON");
+  ExpectRejected(FileWithHeader(R"({"a": 5, "a": 6})", 0), "repeats the key 'a'");
+  ExpectRejected(FileWithHeader(R"({"a": 5, "x": 1e400})", 0), "beyond the range of a double");
   ExpectRejected(FileWithHeader(R"({"__metadata__": {}, "__metadata__": {}})", 0),
-                   "repeats the key '__metadata__'");
+                 "repeats the key '__metadata__'");
   ExpectRejected(
-      FileWithHeader(R"({"a": {"dtype": "F32", "dtype": "F32", "shape": [0], "data_offsets": [0, 0]}})", 0),
+      FileWithHeader(
+          R"({"a": {"dtype": "F32", "dtype": "F32", "shape": [0], "data_offsets": [0, 0]}})", 0),
       "repeats the key 'dtype'");
   ExpectRejected(
       FileWithHeader(R"({"f": {"dtype": "F4", "shape": [3], "data_offsets": [0, 2]}})", 2),
@@ -251,6 +260,35 @@ TEST(SafetensorsTest, WriterAlignsTensors) {
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(file.Data("b.scale")) % 4, 0u);
   EXPECT_THROW(writer.Add("bad\xff", DType::kI8, {1}, q.data()), Error);
   EXPECT_THROW(writer.SetMetadata("k", "\xc3"), Error);
+}
+
+// The writer's header is what nlohmann/json's dump() makes of the same entries: keys in byte
+// order, no whitespace, the same escapes; then spaces to a multiple of 8.
+TEST(SafetensorsTest, WriterHeaderIsCompactJson) {
+  const std::vector<float> f(6, 1.0f);
+  const std::vector<std::int8_t> q(1, 1);
+  SafetensorsWriter writer;
+  writer.Add("b.weight", DType::kF32, {2, 3}, f.data());
+  writer.Add("A", DType::kI8, {1}, q.data());
+  writer.Add("empty", DType::kF32, {0, 4}, nullptr);
+  writer.Add("_\u00e9\"\\\x01\x1f\x7f", DType::kBF16, {}, f.data());
+  writer.SetMetadata("format", "pt");
+  writer.SetMetadata("\t\n", "\xc3\xa9\"\b\f\r");
+  const std::vector<std::uint8_t> bytes = writer.Serialize();
+  nlohmann::json header = nlohmann::json::object();
+  header["b.weight"] = {{"dtype", "F32"}, {"shape", {2, 3}}, {"data_offsets", {0, 24}}};
+  header["empty"] = {{"dtype", "F32"}, {"shape", {0, 4}}, {"data_offsets", {24, 24}}};
+  header["_\u00e9\"\\\x01\x1f\x7f"] = {
+      {"dtype", "BF16"}, {"shape", nlohmann::json::array()}, {"data_offsets", {24, 26}}};
+  header["A"] = {{"dtype", "I8"}, {"shape", {1}}, {"data_offsets", {26, 27}}};
+  header["__metadata__"] = {{"format", "pt"}, {"\t\n", "\xc3\xa9\"\b\f\r"}};
+  std::string want = header.dump();
+  want.append((8 - want.size() % 8) % 8, ' ');
+  std::uint64_t length = 0;
+  for (int i = 7; i >= 0; --i) length = length << 8 | bytes[static_cast<std::size_t>(i)];
+  ASSERT_EQ(length, want.size());
+  EXPECT_EQ(std::string(bytes.begin() + 8, bytes.begin() + 8 + static_cast<std::ptrdiff_t>(length)),
+            want);
 }
 
 // A model file whose tensors have the wrong dtype or shape is rejected by name.
