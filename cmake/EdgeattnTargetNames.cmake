@@ -9,14 +9,17 @@ else()
 endif()
 find_file(EDGEATTN_HWY_DETECT_TARGETS hwy/detect_targets.h
           PATHS ${edgeattn_hwy_includes} NO_DEFAULT_PATH NO_CACHE)
+set(edgeattn_hwy_targets "")
 if(EDGEATTN_HWY_DETECT_TARGETS)
   file(STRINGS "${EDGEATTN_HWY_DETECT_TARGETS}" edgeattn_hwy_defines
        REGEX "^#define HWY_[A-Z0-9_]+ \\(1LL << [0-9]+\\)")
-  set(edgeattn_hwy_targets "")
   foreach(line IN LISTS edgeattn_hwy_defines)
     string(REGEX MATCH "HWY_[A-Z0-9_]+" name "${line}")
     list(APPEND edgeattn_hwy_targets "${name}")
   endforeach()
+endif()
+# No names found (no header, or one that defines its targets otherwise): nothing to check against.
+if(edgeattn_hwy_targets)
   foreach(option EDGEATTN_DISABLED_TARGETS EDGEATTN_TEST_DISABLED_TARGETS)
     string(REPLACE "|" ";" names "${${option}}")
     foreach(name IN LISTS names)
@@ -28,6 +31,6 @@ if(EDGEATTN_HWY_DETECT_TARGETS)
     endforeach()
   endforeach()
 else()
-  message(STATUS "edgeattn: no hwy/detect_targets.h in ${edgeattn_hwy_includes}: target names "
-                 "in EDGEATTN_DISABLED_TARGETS are not checked")
+  message(STATUS "edgeattn: no target names found in ${edgeattn_hwy_includes}/hwy/"
+                 "detect_targets.h: EDGEATTN_DISABLED_TARGETS is not checked against them")
 endif()
