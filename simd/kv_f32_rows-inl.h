@@ -1,7 +1,7 @@
 // Per-target packing of float keys and values into the fp32 core's layout (attention.h): key
 // panels of 64 positions x dk rows (the GEMM weight layout, the scores' B operand), value rows of
-// dk and a zeroed tail. The keys are a transpose: it runs on 4 positions x 4 channels at a time
-// (transpose_words-inl.h) instead of one scattered store per value.
+// dk and a zeroed tail. The keys are a transpose: it runs on a vector of positions x 4 channels
+// at a time (transpose_words-inl.h) instead of one scattered store per value.
 
 #if defined(EDGEATTN_SIMD_KV_F32_ROWS_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EDGEATTN_SIMD_KV_F32_ROWS_INL_H_
@@ -15,6 +15,7 @@
 
 #include "hwy/highway.h"
 #include "simd/gemm_f32.h"
+#include "simd/panel_tails-inl.h"
 #include "simd/partial_vector-inl.h"
 #include "simd/transpose_words-inl.h"
 
@@ -54,14 +55,16 @@ HWY_INLINE void ScatterKeyChannels(const float* HWY_RESTRICT key, size_t c0, siz
   for (size_t c = c0; c < dk; ++c) panel[c * kGemmPanelWidth] = key[c];
 }
 
-// Four keys (rows ldk apart) into four adjacent lanes of a key panel: channels in blocks of 4,
-// a 4 x 4 transpose each, the last dk % 4 channels one by one.
-HWY_INLINE void TransposeFourKeys(const float* HWY_RESTRICT k, size_t ldk, size_t dk,
-                                  float* HWY_RESTRICT panel) {
+// Lanes(d) keys (rows ldk apart) into as many adjacent lanes of a key panel: four channels at a
+// time (a whole vector of the panel's row each), the last dk % 4 channels one by one.
+template <class D>
+HWY_INLINE void TransposeKeys(D d, const float* HWY_RESTRICT k, size_t ldk, size_t dk,
+                              float* HWY_RESTRICT panel) {
   size_t c = 0;
-  for (; c + 4 <= dk; c += 4)
-    Transpose4x4(k + c, ldk, panel + c * kGemmPanelWidth, kGemmPanelWidth);
-  for (size_t r = 0; r < 4; ++r) ScatterKeyChannels(k + r * ldk, c, dk, panel + r);
+  for (; c + 4 <= dk; c += 4) {
+    TransposeFourColumns(d, k + c, ldk, panel + c * kGemmPanelWidth, kGemmPanelWidth);
+  }
+  for (size_t r = 0; r < hn::Lanes(d); ++r) ScatterKeyChannels(k + r * ldk, c, dk, panel + r);
 }
 
 // A call's key and value rows: position t's at k + t ldk and v + t ldv, t < count.
@@ -81,19 +84,30 @@ HWY_INLINE void PrefetchPosition(const F32PackSource& s, size_t t) {
   PrefetchF32Row<3>(s.v + t * s.ldv, s.dk);
 }
 
+// Positions [t + j, t + j + Lanes(d)) of the call: values copied, each asking for the rows
+// kPackRowsAhead positions on, then keys transposed into the panel's lanes from panel_lane + j.
+template <class D>
+HWY_INLINE void PackF32Group(D d, const F32PackSource& s, size_t t, size_t j,
+                             float* HWY_RESTRICT panel_lane, float* HWY_RESTRICT values) {
+  for (size_t r = j; r < j + hn::Lanes(d); ++r) {
+    PrefetchPosition(s, t + r + kPackRowsAhead);
+    CopyF32Row(s.v + (t + r) * s.ldv, s.dk, values + r * s.dk);
+  }
+  TransposeKeys(d, s.k + (t + j) * s.ldk, s.ldk, s.dk, panel_lane + j);
+}
+
 // Positions [t, t + n) of the call, all in one key panel from the lane at panel_lane on, their
-// values to the rows from `values` on: four at a time (values copied, keys transposed), then one
-// by one, each asking for the rows kPackRowsAhead positions on.
+// values to the rows from `values` on: a vector of positions at a time, then four (the target's
+// widest transpose, then the 4 x 4), then one by one.
 HWY_INLINE void PackF32Run(const F32PackSource& s, size_t t, size_t n,
                            float* HWY_RESTRICT panel_lane, float* HWY_RESTRICT values) {
+  const TransposeTag<float> d_wide;
+  const hn::CappedTag<float, 4> d4;
   size_t j = 0;
-  for (; j + 4 <= n; j += 4) {
-    for (size_t r = j; r < j + 4; ++r) {
-      PrefetchPosition(s, t + r + kPackRowsAhead);
-      CopyF32Row(s.v + (t + r) * s.ldv, s.dk, values + r * s.dk);
-    }
-    TransposeFourKeys(s.k + (t + j) * s.ldk, s.ldk, s.dk, panel_lane + j);
+  for (; j + hn::Lanes(d_wide) <= n; j += hn::Lanes(d_wide)) {
+    PackF32Group(d_wide, s, t, j, panel_lane, values);
   }
+  for (; j + hn::Lanes(d4) <= n; j += hn::Lanes(d4)) PackF32Group(d4, s, t, j, panel_lane, values);
   for (; j < n; ++j) {
     PrefetchPosition(s, t + j + kPackRowsAhead);
     CopyF32Row(s.v + (t + j) * s.ldv, s.dk, values + j * s.dk);
@@ -106,11 +120,10 @@ HWY_INLINE void PackF32Run(const F32PackSource& s, size_t t, size_t n,
 HWY_INLINE void ZeroF32Tails(size_t stored, size_t dk, float* HWY_RESTRICT keys,
                              float* HWY_RESTRICT values) {
   if (stored % kGemmPanelWidth != 0) {
+    const size_t row_bytes = kGemmPanelWidth * sizeof(float);
     float* panel = keys + (stored / kGemmPanelWidth) * dk * kGemmPanelWidth;
-    const size_t lane = stored % kGemmPanelWidth;
-    for (size_t c = 0; c < dk; ++c) {
-      memset(panel + c * kGemmPanelWidth + lane, 0, (kGemmPanelWidth - lane) * sizeof(float));
-    }
+    FillRowTails(reinterpret_cast<uint8_t*>(panel), dk, row_bytes,
+                 stored % kGemmPanelWidth * sizeof(float), row_bytes, 0);
   }
   memset(values + stored * dk, 0, F32ValuesTail(dk) * sizeof(float));
 }

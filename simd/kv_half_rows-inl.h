@@ -147,17 +147,20 @@ HWY_INLINE void PackBf16PairKey(const float* HWY_RESTRICT k, size_t dk, size_t l
   }
 }
 
-// Four keys (rows ldk apart) into four adjacent lanes of the bf16 pair layout from `lane` on:
-// each rounded to its pair words in a buffer (an odd dk's last partner zero), then the words
-// transposed 4 pairs x 4 keys at a time, the last pairs % 4 one by one.
-HWY_INLINE void PackFourBf16PairKeys(const float* HWY_RESTRICT k, size_t ldk, size_t dk,
-                                     size_t lane, uint16_t* HWY_RESTRICT panel) {
+// Lanes(d) keys (rows ldk apart, at most 16) into as many adjacent lanes of the bf16 pair layout
+// from `lane` on: each rounded to its pair words in a buffer (an odd dk's last partner zero),
+// then the words transposed 4 pairs x Lanes(d) keys at a time, the last pairs % 4 one by one.
+template <class D>
+HWY_INLINE void PackBf16PairKeys(D d, const float* HWY_RESTRICT k, size_t ldk, size_t dk,
+                                 size_t lane, uint16_t* HWY_RESTRICT panel) {
+  static_assert(hn::MaxLanes(D()) <= 16, "at most 16 keys");
   constexpr size_t kRow = kHalfKeyChunk + 2;  // a whole number of words per key
-  HWY_ALIGN uint16_t rounded[4 * kRow];
+  const size_t keys = hn::Lanes(d);
+  HWY_ALIGN uint16_t rounded[hn::MaxLanes(D()) * kRow];
   uint32_t* panel_words = reinterpret_cast<uint32_t*>(panel) + lane;
   for (size_t c0 = 0; c0 < dk; c0 += kHalfKeyChunk) {
     const size_t n = HWY_MIN(kHalfKeyChunk, dk - c0);
-    for (size_t r = 0; r < 4; ++r) {
+    for (size_t r = 0; r < keys; ++r) {
       RoundRowToHalf<Bf16Rows>(k + r * ldk + c0, n, rounded + r * kRow);
       rounded[r * kRow + n] = 0;
     }
@@ -166,10 +169,10 @@ HWY_INLINE void PackFourBf16PairKeys(const float* HWY_RESTRICT k, size_t ldk, si
     const size_t pairs = (n + 1) / 2;
     size_t p = 0;
     for (; p + 4 <= pairs; p += 4) {
-      Transpose4x4(words + p, kRow / 2, out + p * kBf16DotKeyPanel, kBf16DotKeyPanel);
+      TransposeFourColumns(d, words + p, kRow / 2, out + p * kBf16DotKeyPanel, kBf16DotKeyPanel);
     }
     for (; p < pairs; ++p) {  // memcpy: the words are uint16_t halves (transpose_words-inl.h)
-      for (size_t r = 0; r < 4; ++r)
+      for (size_t r = 0; r < keys; ++r)
         memcpy(out + p * kBf16DotKeyPanel + r, words + r * kRow / 2 + p, 4);
     }
   }
@@ -206,14 +209,19 @@ HWY_INLINE void PackBf16PairKeysValues(const float* k, size_t ldk, const float* 
                                        void* keys_bytes, void* values_bytes) {
   uint16_t* keys = static_cast<uint16_t*>(keys_bytes);
   uint16_t* values = static_cast<uint16_t*>(values_bytes);
+  const TransposeTag<uint32_t> d_wide;
+  const hn::CappedTag<uint32_t, 4> d4;
   for (size_t t = 0; t < count;) {
     const size_t key = first + t;
     const size_t lane = key % kBf16DotKeyPanel;
     uint16_t* panel = keys + key / kBf16DotKeyPanel * Bf16DotKeyPanelElements(dk);
-    // Four keys at a time while they fit in the panel, then one by one.
-    if (lane + 4 <= kBf16DotKeyPanel && t + 4 <= count) {
-      PackFourBf16PairKeys(k + t * ldk, ldk, dk, lane, panel);
-      t += 4;
+    // A vector of keys at a time while they fit in the panel, then four, then one by one.
+    if (lane + hn::Lanes(d_wide) <= kBf16DotKeyPanel && t + hn::Lanes(d_wide) <= count) {
+      PackBf16PairKeys(d_wide, k + t * ldk, ldk, dk, lane, panel);
+      t += hn::Lanes(d_wide);
+    } else if (lane + hn::Lanes(d4) <= kBf16DotKeyPanel && t + hn::Lanes(d4) <= count) {
+      PackBf16PairKeys(d4, k + t * ldk, ldk, dk, lane, panel);
+      t += hn::Lanes(d4);
     } else {
       PackBf16PairKey(k + t * ldk, dk, lane, panel);
       t += 1;
