@@ -55,6 +55,45 @@ TEST(SchedulerTest, ContractShapesBitIdenticalForAnyThreadCount) {
   }
 }
 
+// Grouped-query heads with many query chunks: every attention item of a batch item reads its one
+// key/value head, packed in the workspace or appended to a cache. Forward and decode steps,
+// bit-identical for any thread count and executor.
+std::vector<float> RunSharedKeyValueHead(const MultiheadAttention& mha, Context& context) {
+  constexpr std::size_t kBatch = 2, kLength = 300, kD = 64;
+  const std::vector<float> x = RandomActivations(kBatch * kLength * kD, 5);
+  std::vector<float> y(x.size()), steps(x.size());
+  mha.Forward(context, {x.data(), kBatch, kLength, kD}, {y.data(), kBatch, kLength, kD});
+  KvCache cache(mha, kLength, kBatch);
+  std::size_t first = 0;
+  for (std::size_t n : {200, 1, 99}) {
+    std::vector<float> in(kBatch * n * kD), out(in.size());
+    for (std::size_t b = 0; b < kBatch; ++b) {
+      std::memcpy(&in[b * n * kD], &x[(b * kLength + first) * kD], n * kD * sizeof(float));
+    }
+    mha.Decode(context, {in.data(), kBatch, n, kD}, cache, {out.data(), kBatch, n, kD});
+    for (std::size_t b = 0; b < kBatch; ++b) {
+      std::memcpy(&steps[(b * kLength + first) * kD], &out[b * n * kD], n * kD * sizeof(float));
+    }
+    first += n;
+  }
+  y.insert(y.end(), steps.begin(), steps.end());
+  return y;
+}
+
+TEST(SchedulerTest, SharedKeyValueHeadBitIdenticalForAnyThreadCount) {
+  const RandomModel model(64, 8, 23, /*kv_heads=*/1);
+  const MultiheadAttention mha(model.config, model.view());
+  Context one(1);
+  const std::vector<float> expected = RunSharedKeyValueHead(mha, one);
+  for (std::size_t threads : {2, 3, 7}) {
+    Context context(threads);
+    EXPECT_EQ(RunSharedKeyValueHead(mha, context), expected) << threads << " threads";
+  }
+  const auto pool = MakeThreadPoolExecutor(4);
+  Context pooled(*pool);
+  EXPECT_EQ(RunSharedKeyValueHead(mha, pooled), expected) << "std::thread pool";
+}
+
 TEST(ThreadPoolTest, RunsEveryWorkerOnceAndMatchesSerial) {
   const auto pool = MakeThreadPoolExecutor(3);
   for (int round = 0; round < 50; ++round) {
