@@ -34,7 +34,7 @@ const MultiheadAttention::Impl& LiveOperator(const std::unique_ptr<MultiheadAtte
 // A memory holds one operator's projections: another layer's (even of the same shape and
 // kernel) would give silently wrong attention.
 void CheckOwner(const CrossAttentionMemory::State& memory, const MultiheadAttention::Impl& impl) {
-  if (memory.owner != &impl) {
+  if (memory.owner != impl.id) {
     throw Error(
         "memory: made for another operator (a CrossAttentionMemory holds the keys and "
         "values of the operator it was made with; make one per cross-attention layer)");
@@ -90,7 +90,7 @@ CrossAttentionMemory::CrossAttentionMemory(const MultiheadAttention& mha, std::s
   const MultiheadAttention::Impl& impl = LiveOperator(mha.impl_);
   CheckCapacity(max_length, batch);
   auto s = std::make_unique<State>();
-  s->owner = &impl;
+  s->owner = impl.id;
   s->batch = batch;
   s->max_length = max_length;
   s->kv_heads = KvHeads(impl.config);

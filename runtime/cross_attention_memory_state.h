@@ -15,7 +15,7 @@
 namespace edgeattn {
 
 struct EDGEATTN_HIDDEN CrossAttentionMemory::State {
-  const MultiheadAttention::Impl* owner;  // the operator it was made for
+  std::uint64_t owner;  // the id of the operator it was made for
   std::size_t batch, max_length, kv_heads;
   std::size_t length = 0;                  // frames of the encoder output projected last
   std::vector<std::size_t> lengths;        // its valid frames per item

@@ -1,3 +1,4 @@
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -29,6 +30,11 @@ const MultiheadAttention::Impl& Live(const std::unique_ptr<MultiheadAttention::I
 }
 
 }  // namespace
+
+std::uint64_t NewOperatorId() {
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
 
 const char kContextBusy[] =
     "context: already in use by another call on another thread (use one Context per calling "

@@ -2,7 +2,6 @@
 #ifndef EDGEATTN_RUNTIME_MULTIHEAD_ATTENTION_IMPL_H_
 #define EDGEATTN_RUNTIME_MULTIHEAD_ATTENTION_IMPL_H_
 
-
 #include <cstdint>
 
 #include "edgeattn/edgeattn.hpp"
@@ -20,6 +19,10 @@ struct Int8Weights {
   const float *q_bias, *k_bias, *v_bias, *out_bias;
 };
 
+// A number no other operator of the process has had: what a CrossAttentionMemory records of the
+// operator it was made for, as an address may be reused by the next operator built.
+std::uint64_t NewOperatorId();
+
 struct EDGEATTN_HIDDEN MultiheadAttention::Impl {
   // The four projections' weights: n x d_model values of the kernel's weight type each (float,
   // or int8 with one float scale per row), and float biases (null: none).
@@ -29,6 +32,7 @@ struct EDGEATTN_HIDDEN MultiheadAttention::Impl {
     const float *q_bias, *k_bias, *v_bias, *out_bias;
   };
 
+  std::uint64_t id = NewOperatorId();
   Config config;
   StepMath math;
   MhaProjections projections;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "edgeattn/edgeattn.hpp"
@@ -135,6 +136,26 @@ TEST(CrossAttentionMemoryTest, ProjectingAgainReplacesTheOutput) {
   mha.DecodeCross(context, {query.data(), 1, 1, d}, fresh, {want.data(), 1, 1, d});
   EXPECT_EQ(got, want);
   EXPECT_GT(reused.bytes(), fresh.bytes());
+}
+
+// An operator built after the memory's own is destroyed is another operator, though its state
+// may well take the freed one's address (as glibc's allocator hands it out).
+TEST(CrossAttentionMemoryTest, OperatorBuiltAfterTheOwnerIsAnother) {
+  const std::size_t d = 32;
+  const GqaModel model(d, 4, 2, 1), other(d, 4, 2, 2);
+  const std::vector<float> encoder = RandomNormal(10 * d, 1);
+  std::vector<float> x(d, 0.5f), out(d);
+  Context context(1);
+  auto owner = std::make_unique<MultiheadAttention>(model.config, model.view());
+  CrossAttentionMemory memory(*owner, 10, 1);
+  owner->ProjectMemory(context, {encoder.data(), 1, 10, d}, memory);
+  owner.reset();
+  const auto next = std::make_unique<MultiheadAttention>(other.config, other.view());
+  ExpectError(
+      [&] {
+        next->DecodeCross(context, {x.data(), 1, 1, d}, memory, {out.data(), 1, 1, d});
+      },
+      {"memory: made for another operator"});
 }
 
 TEST(CrossAttentionMemoryTest, RejectsHostileArguments) {
