@@ -295,6 +295,46 @@ TEST(AttentionMathTest, WindowedTruncateRollsBackWithinTheRing) {
       {"x.length", "at most 93", "got 94"});
 }
 
+// A step longer than an empty ring names what the ring takes, and an operator that sees more
+// than the ring's window (none, or a wider one) is refused the cache; a narrower one decodes.
+TEST(AttentionMathTest, WindowedCacheLimitsAreNamed) {
+  AttentionMath math;
+  math.window = 40;  // 128 slots; steps of up to 89 positions once full
+  const std::size_t d = 32;
+  const MathModel model(math, false, d, 2);
+  const MultiheadAttention mha(model.config(Precision::kFp32), model.view());
+  const std::vector<float> x = RandomNormal(129 * d, 3);
+  std::vector<float> out(129 * d);
+  Context context(1);
+  KvCache cache(mha, 300, 1);
+  ExpectError(
+      [&] {
+        mha.Decode(context, {x.data(), 1, 129, d}, cache, {out.data(), 1, 129, d});
+      },
+      {"x.length", "holding 0 positions adds at most 128 (89 once the ring is full), got 129"});
+  mha.Decode(context, {x.data(), 1, 128, d}, cache, {out.data(), 1, 128, d});
+  const auto with_window = [&](std::size_t window) {
+    AttentionMath other = math;
+    other.window = window;
+    const MathModel m(other, false, d, 2);
+    return MultiheadAttention(m.config(Precision::kFp32), model.view());
+  };
+  const char* kRing = "cache: a ring made for a window of 40 positions (128 slots); this operator";
+  ExpectError(
+      [&] {
+        with_window(0).Decode(context, {x.data(), 1, 1, d}, cache, {out.data(), 1, 1, d});
+      },
+      {kRing, "attends every position (no window)"});
+  ExpectError(
+      [&] {
+        with_window(41).Decode(context, {x.data(), 1, 1, d}, cache, {out.data(), 1, 1, d});
+      },
+      {kRing, "attends a window of 41"});
+  EXPECT_EQ(cache.length(), 128u);
+  with_window(16).Decode(context, {x.data(), 1, 1, d}, cache, {out.data(), 1, 1, d});
+  EXPECT_EQ(cache.length(), 129u);
+}
+
 // Ragged steps and Reorder on a windowed cache: each sequence's ring wraps on its own, and a
 // reordered sequence carries what its ring holds.
 TEST(AttentionMathTest, WindowedRaggedDecodeAndReorder) {
