@@ -1,5 +1,6 @@
 #include "edgeattn/reference.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -119,7 +120,8 @@ ItemProjections ProjectItem(const Forward& f, ConstTensor query, ConstTensor key
 }
 
 // p[j] = the score of query i against key j of head h (scaled, capped, masked) for j < lk;
-// returns their maximum with the sink's.
+// returns their maximum with the sink's, NaN if a score the row sees is NaN (so that the row
+// is NaN, as a non-finite input makes it in Forward, rather than taken for all masked).
 double ScoreRow(const Forward& f, const ItemProjections& x, std::size_t b, std::size_t h,
                 std::size_t i, const float* mask, double sink, std::vector<double>& p) {
   const AttentionMath& m = f.config.math;
@@ -137,7 +139,8 @@ double ScoreRow(const Forward& f, const ItemProjections& x, std::size_t b, std::
     if (mask != nullptr) p[j] += mask[i * f.s.lk + j];
     if (o.key_padding != nullptr && o.key_padding[b * f.s.lk + j]) p[j] = kNegInf;
     if (o.causal && j > i) p[j] = kNegInf;
-    max = std::fmax(max, p[j]);
+    max = std::isnan(max) || std::isnan(p[j]) ? std::numeric_limits<double>::quiet_NaN()
+                                               : std::max(max, p[j]);
   }
   return max;
 }

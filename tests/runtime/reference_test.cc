@@ -63,5 +63,20 @@ TEST(ReferenceTest, HeadsAreIndependent) {
   EXPECT_NEAR(out[1], w2, 1e-6);
 }
 
+// A NaN in a query row makes that row NaN, as in Forward (not the bias of a row whose every key
+// is masked); the other row is untouched.
+TEST(ReferenceTest, NanQueryRowIsNan) {
+  const std::vector<float> eye3 = {1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1};
+  const std::vector<float> kv = {0, 1, 3, 0};
+  const std::vector<float> clean =
+      RunReference(2, 1, eye3, {0, 0, 0, 0, 0, 0}, {1, 0, 0, 1}, {0.5f, -0.5f}, {1, 2, 3, 4}, kv,
+                   2, 2);
+  const std::vector<float> out = RunReference(2, 1, eye3, {0, 0, 0, 0, 0, 0}, {1, 0, 0, 1},
+                                              {0.5f, -0.5f}, {1, 2, NAN, 4}, kv, 2, 2);
+  EXPECT_EQ(out[0], clean[0]);
+  EXPECT_EQ(out[1], clean[1]);
+  EXPECT_TRUE(std::isnan(out[2]) && std::isnan(out[3])) << out[2] << " " << out[3];
+}
+
 }  // namespace
 }  // namespace edgeattn
