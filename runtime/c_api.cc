@@ -353,7 +353,7 @@ edgeattn_status edgeattn_kv_cache_create_format(const edgeattn_operator* op, siz
     RequireNonNull(op, "op");
     edgeattn::KvCacheOptions options;
     options.format = ToKvFormat(format, "format");
-    if (attention_kernel != nullptr) options.attention_kernel = attention_kernel;
+    options.attention_kernel = BoundedString(attention_kernel, "attention_kernel", kMaxKernelName);
     *out = new edgeattn_kv_cache{edgeattn::KvCache(op->mha, max_length, batch, options)};
   });
 }

@@ -361,6 +361,19 @@ int main(void) {
     named.projection_kernel = unterminated;
     check_error(edgeattn_operator_create(&named, &weights, &bad), "NUL-terminated",
                 "unterminated kernel name");
+    {
+      /* A cache's kernel name is read as boundedly as the operator's. */
+      const edgeattn_config plain_config = {2, 1, EDGEATTN_FP32, 0};
+      edgeattn_operator* plain_op = NULL;
+      edgeattn_kv_cache* named_cache = NULL;
+      check(edgeattn_operator_create(&plain_config, &weights, &plain_op) == EDGEATTN_OK,
+            "operator");
+      check_error(edgeattn_kv_cache_create_format(plain_op, 4, 1, EDGEATTN_KV_FP32, unterminated,
+                                                  &named_cache),
+                  "NUL-terminated", "unterminated cache kernel name");
+      check(named_cache == NULL, "no cache on error");
+      edgeattn_operator_destroy(plain_op);
+    }
     check(strcmp(edgeattn_operator_projection_kernel(NULL), "") == 0, "kernel of NULL");
     /* The portable int8 kernel runs on every CPU, so it can always be forced. */
     named.precision = EDGEATTN_INT8;
