@@ -6,6 +6,7 @@
 
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/safetensors.hpp"
+#include "runtime/attention_math.h"
 #include "runtime/auto_choice.h"
 #include "runtime/context_state.h"
 #include "runtime/exclusive_use.h"
@@ -133,7 +134,9 @@ MultiheadAttention MultiheadAttention::LoadLayer(const SafetensorsFile& file,
   MultiheadAttention mha;
   mha.impl_ = std::make_unique<Impl>();
   mha.impl_->config = layer.config;
-  mha.impl_->math = ResolveStepMath(layer.config, nullptr);
+  // A half layer's sinks and Q/K norm weights are floats beside its biases; int8 files hold none.
+  if (layer.half) ValidateMathWeights(layer.config, layer.floats);
+  mha.impl_->math = ResolveStepMath(layer.config, layer.half ? &layer.floats : nullptr);
   if (layer.int8) {
     mha.impl_->BuildInt8(layer.int8_weights);
   } else {

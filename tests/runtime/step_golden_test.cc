@@ -14,6 +14,7 @@
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/npy.hpp"
 #include "edgeattn/safetensors.hpp"
+#include "simd/half_float.h"
 #include "tests/expect_error.h"
 #include "tests/golden_cases.h"
 #include "tests/test_support.h"
@@ -209,6 +210,51 @@ TEST(StepGoldenTest, LearnedTensorsAreNotDroppedSilently) {
   const MultiheadAttention int8 = MultiheadAttention::Load(path, load);
   testing_support::ExpectError([&] { int8.SaveInt8(::testing::TempDir() + "never.safetensors"); },
                                {"SaveInt8", "sinks or Q/K norm weights"});
+}
+
+// A layer whose projections are stored as BF16 or F16 loads them as they are (the half path),
+// with its sinks and Q/K norm weights: the same operator as the F32 file loaded at that
+// precision, whose weights are rounded to it when built.
+TEST(StepGoldenTest, LearnedTensorsLoadWithHalfWeights) {
+  const std::string path = TestDataDir() + "/golden/step_combined.safetensors";
+  const SafetensorsFile f32 = SafetensorsFile::Read(path);
+  LoadOptions load;
+  load.num_heads = 4;
+  const std::vector<float> x = testing_support::RandomNormal(7 * 32, 3);
+  const auto run = [&](const MultiheadAttention& mha) {
+    Context context(1);
+    std::vector<float> out(x.size());
+    mha.Forward(context, {x.data(), 1, 7, 32}, {out.data(), 1, 7, 32});
+    return out;
+  };
+  for (Precision precision : {Precision::kBf16, Precision::kFp16}) {
+    SafetensorsWriter writer;
+    std::vector<std::vector<std::uint16_t>> halves;
+    for (const auto& [name, info] : f32.tensors()) {
+      const std::vector<float> values = f32.ReadFloat(name);
+      if (name.find("proj.weight") == std::string::npos) {
+        writer.Add(name, DType::kF32, info.shape, values.data());
+        continue;
+      }
+      std::vector<std::uint16_t>& half = halves.emplace_back(values.size());
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        half[i] = precision == Precision::kBf16 ? simd::Bf16FromF32(values[i])
+                                                : simd::F16FromF32(values[i]);
+      }
+      writer.Add(name, precision == Precision::kBf16 ? DType::kBF16 : DType::kF16, info.shape,
+                 half.data());
+    }
+    const std::vector<std::uint8_t> bytes = writer.Serialize();
+    load.precision = precision;
+    // With the norms, and with the sinks alone (non-strict loading passes over the norms).
+    for (bool norm : {true, false}) {
+      load.math.qk_norm = load.strict = norm;
+      const MultiheadAttention from_half =
+          MultiheadAttention::LoadFromMemory(bytes.data(), bytes.size(), load);
+      EXPECT_EQ(run(from_half), run(MultiheadAttention::Load(path, load)))
+          << PrecisionName(precision) << (norm ? " with norms" : " sinks only");
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Precisions, StepGoldenTest,
