@@ -131,4 +131,15 @@ bool SameOutput(const std::string& resolved_a, const std::string& resolved_b) {
          a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+void CheckOutputIsNotInput(const std::string& resolved, const std::string& what,
+                           const std::string& path, const std::string& input_what,
+                           const std::string& input) {
+  char resolved_input[PATH_MAX];
+  if (::realpath(input.c_str(), resolved_input) == nullptr) return;  // no such file to replace
+  if (SameOutput(resolved, resolved_input)) {
+    throw Error(what + " '" + path + "': names the file " + input_what + " '" + input +
+                "' reads (an output never replaces an input)");
+  }
+}
+
 }  // namespace edgeattn

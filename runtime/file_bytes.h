@@ -46,6 +46,13 @@ std::string CheckOutputPath(const std::string& path, const std::string& what);
 // with the same device and inode (case-insensitive file systems, hard links).
 bool SameOutput(const std::string& resolved_a, const std::string& resolved_b);
 
+// Throws when the output `path` (checked: `resolved` is CheckOutputPath's) is the existing file
+// `input` names, however spelled (its resolved path, or the same device and inode): a run must
+// not replace a file it reads. `what` and `input_what` name the arguments.
+void CheckOutputIsNotInput(const std::string& resolved, const std::string& what,
+                           const std::string& path, const std::string& input_what,
+                           const std::string& input);
+
 }  // namespace edgeattn
 
 #endif  // EDGEATTN_RUNTIME_FILE_BYTES_H_

@@ -286,6 +286,43 @@ TEST(CliTest, FailedRunsLeaveOutputsAlone) {
   EXPECT_EQ(names, (std::vector<std::string>{"keep.npy", "sub", "w.npy"}));  // no temporaries
 }
 
+// No output replaces a file the command reads, however the two are spelled: the inputs are
+// refused as outputs before anything runs, and stay as they were.
+TEST(CliTest, OutputsNeverReplaceInputs) {
+  const auto c = testing_support::LoadGoldenCases()[10];  // weights_per_head: 2 heads
+  testing_support::ScratchDir dir;
+  const std::string weights = dir.Path("w.safetensors"), input = dir.Path("x.npy");
+  std::ofstream(weights, std::ios::binary) << Contents(c.Path(".safetensors"));
+  std::ofstream(input, std::ios::binary) << Contents(c.Path("_query.npy"));
+  const std::string before_weights = Contents(weights), before_input = Contents(input);
+  const std::string run = "run --weights " + weights + " --heads 2 --input " + input;
+  const auto expect_refused = [&](const std::string& command, const std::string& fragment) {
+    const Result r = RunCli(command);
+    EXPECT_EQ(r.exit_code, 1) << command;
+    EXPECT_NE(r.output.find(fragment), std::string::npos) << r.output;
+    EXPECT_EQ(Contents(weights), before_weights) << command;
+    EXPECT_EQ(Contents(input), before_input) << command;
+  };
+  expect_refused(run + " --output " + weights,
+                 "--output '" + weights + "': names the file --weights '" + weights + "' reads");
+  expect_refused(run + " --output " + dir.path() + "/./x.npy", "names the file --input");
+  expect_refused(run + " --output " + dir.Path("y.npy") + " --weights-output " + input,
+                 "--weights-output '" + input + "': names the file --input");
+  ASSERT_EQ(::symlink(input.c_str(), dir.Path("link.npy").c_str()), 0);
+  expect_refused("run --weights " + weights + " --heads 2 --input " + dir.Path("link.npy") +
+                     " --output " + input,
+                 "names the file --input");
+  expect_refused("run --weights " + weights + " --heads 2 --input " + input + " --key " + input +
+                     " --value " + dir.Path("link.npy") + " --output " + input,
+                 "names the file --input");
+  expect_refused("quantize --weights " + weights + " --heads 2 --output " + weights,
+                 "--output '" + weights + "': names the file --weights");
+  // Writing over a symlink to an input replaces the link, not the input: allowed.
+  const Result ok = RunCli(run + " --output " + dir.Path("link.npy"));
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_EQ(Contents(input), before_input);
+}
+
 // The old writer went through a fixed <output>.tmp: a symlink planted there redirected it.
 TEST(CliTest, PlantedTemporaryIsNotFollowed) {
   const auto c = testing_support::LoadGoldenCases().front();

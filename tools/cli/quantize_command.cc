@@ -23,7 +23,8 @@ struct QuantizeOptions {
 
 int Quantize(const QuantizeOptions& o) {
   if (o.heads == 0) throw Error("--heads: expected the number of attention heads, got 0");
-  CheckOutputPath(o.output, "--output");
+  CheckOutputIsNotInput(CheckOutputPath(o.output, "--output"), "--output", o.output, "--weights",
+                        o.weights);
   const MultiheadAttention mha = MultiheadAttention::Load(
       o.weights, o.layer.ToLoadOptions(o.heads, Precision::kInt8, o.int8_block));
   mha.SaveInt8(o.output);

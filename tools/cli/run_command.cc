@@ -1,5 +1,6 @@
 // edgeattn run: attention output for inputs in .npy files, weights in a safetensors file.
 #include <memory>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -90,15 +91,27 @@ ForwardOptions ReadMasks(const RunOptions& o, const ConstTensor& query, const Co
   return options;
 }
 
-// Every output can be written and no two name the same file: checked before the run, so that
-// a run that cannot deliver everything writes nothing.
+// Every output can be written, no two name the same file, and none names an input: checked
+// before the run, so that a run that cannot deliver everything writes nothing and reads what
+// it was given.
 void CheckOutputs(const RunOptions& o) {
   const std::string output = CheckOutputPath(o.output, "--output");
-  if (o.weights_output.empty()) return;
-  const std::string weights = CheckOutputPath(o.weights_output, "--weights-output");
-  if (SameOutput(output, weights)) {
+  const std::string weights =
+      o.weights_output.empty() ? "" : CheckOutputPath(o.weights_output, "--weights-output");
+  if (!weights.empty() && SameOutput(output, weights)) {
     throw Error("--weights-output '" + o.weights_output + "': names the same file as --output '" +
                 o.output + "'");
+  }
+  const std::pair<const char*, const std::string*> inputs[] = {
+      {"--weights", &o.weights},     {"--input", &o.input},
+      {"--key", &o.key},             {"--value", &o.value},
+      {"--key-padding-mask", &o.key_padding_mask}, {"--attn-mask", &o.attn_mask}};
+  for (const auto& [flag, path] : inputs) {
+    if (path->empty()) continue;
+    CheckOutputIsNotInput(output, "--output", o.output, flag, *path);
+    if (!weights.empty()) {
+      CheckOutputIsNotInput(weights, "--weights-output", o.weights_output, flag, *path);
+    }
   }
 }
 
