@@ -298,9 +298,15 @@ NpyArray ReadNpy(const std::string& path) {
 }
 
 std::vector<std::uint8_t> SerializeNpy(const NpyArray& array) {
+  // The product checked as ReadNpy checks it, so that a shape whose product wraps (to
+  // data.size(), say 0) cannot be written to a file that then fails to read.
   std::size_t count = 1;
-  for (std::size_t dim : array.shape) count *= dim;
-  if (array.shape.empty() || array.shape.size() > 4 || count != array.data.size()) {
+  bool overflows = false;
+  for (std::size_t dim : array.shape) {
+    if (dim != 0 && count > std::numeric_limits<std::size_t>::max() / 4 / dim) overflows = true;
+    count *= dim;
+  }
+  if (array.shape.empty() || array.shape.size() > 4 || overflows || count != array.data.size()) {
     throw Error("SerializeNpy: expected 1 to 4 dimensions whose product is data.size() = " +
                 std::to_string(array.data.size()) + ", got shape " + TupleText(array.shape));
   }

@@ -194,6 +194,16 @@ TEST(NpyTest, WriteRejectsInconsistentShape) {
   a.shape = {2, 2};
   a.data = {1, 2, 3};
   EXPECT_THROW(SerializeNpy(a), Error);
+  // Products that wrap around to the data's size (0 here) are refused, not written.
+  a.data.clear();
+  for (const std::vector<std::size_t>& shape :
+       {std::vector<std::size_t>{std::size_t{1} << 32, std::size_t{1} << 32},
+        std::vector<std::size_t>{3, std::size_t{1} << 63, 2}}) {
+    a.shape = shape;
+    EXPECT_THROW(SerializeNpy(a), Error);
+  }
+  a.shape = {0, std::size_t{1} << 63};  // empty, as ReadNpy reads it
+  EXPECT_EQ(ParseNpy(SerializeNpy(a), "empty.npy").shape, a.shape);
 }
 
 }  // namespace
