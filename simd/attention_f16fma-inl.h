@@ -207,12 +207,26 @@ struct AccumulateTable {
                                            &AccumulateValueRows<kRows, 2>};
 };
 
-// The exact-product fp32 sum that replaces a non-finite chunked fp16 sum: sum over i < n of
+// The exact-product fp32 sum that replaces a non-finite chunked fp16 P V sum: sum over i < n of
 // a[i] b[i * ldb], fp32 FMAs in order (the products of two fp16 values are exact in fp32).
 HWY_INLINE float DotF32(const uint32_t* HWY_RESTRICT a, const _Float16* HWY_RESTRICT b,
                         size_t ldb, size_t n) {
   float sum = 0.0f;
   for (size_t i = 0; i < n; ++i) sum = fmaf(PairF32(a[i]), float(b[i * ldb]), sum);
+  return sum;
+}
+
+// The fp32 score that replaces a non-finite chunked fp16 one: sum over c < dk of q[c] key[c *
+// ldk], fp32 FMAs in channel order, q[c] the query's fp16 value (pairs q16), or where its
+// rounding overflowed, its fp32 value (row q times scale, as it was scaled before rounding), so
+// that a query past fp16's range scores as the fp32 kernels score it.
+HWY_INLINE float ScoreF32(const uint32_t* HWY_RESTRICT q16, const float* HWY_RESTRICT q,
+                          float scale, const _Float16* HWY_RESTRICT key, size_t ldk, size_t dk) {
+  float sum = 0.0f;
+  for (size_t c = 0; c < dk; ++c) {
+    const float qc = PairF32(q16[c]);
+    sum = fmaf(isinf(qc) ? q[c] * scale : qc, float(key[c * ldk]), sum);
+  }
   return sum;
 }
 
@@ -245,7 +259,8 @@ HWY_INLINE void ScoreTile(const AttentionHeadArgs& args, const F16Block& b, size
         if (isfinite(row[j])) continue;
         const size_t key = t0 + j;
         const _Float16* panel = panels + key / kF16Panel * kF16Panel * dk + key % kF16Panel;
-        row[j] = DotF32(b.q + r * b.ldq, panel, kF16Panel, dk);
+        row[j] = ScoreF32(b.q + r * b.ldq, args.q + (i0 + r) * args.ldq, args.scale * kLog2e,
+                          panel, kF16Panel, dk);
       }
     }
     if (args.softcap > 0.0f) SoftcapRowF32(row, keys, args.softcap * kLog2e);

@@ -12,7 +12,8 @@
 //     multiply-adds in channel order from zero (one fp16 rounding per channel), the chunk's sum
 //     widened and added to the score in fp32. A score that is not finite then (a chunk overflowed
 //     fp16's 65504, or inf / NaN data) is replaced by the fp32 sum of its exact products (fp32
-//     FMAs in channel order), so that no score overflows where the fp32 kernel's does not;
+//     FMAs in channel order), a query channel whose fp16 rounding overflowed taking its fp32
+//     value there, so that no score overflows where the fp32 kernel's does not;
 //   - softcap, masks, sink and the online softmax statistics are the fp32 core's (softmax-inl.h);
 //   - the probabilities of a key tile, 2^(s - running max) in fp32, are rounded to fp16 for P V;
 //     P V sums chunks of kF16ValueChunk keys in fp16 fused multiply-adds (key order, from zero),

@@ -154,6 +154,38 @@ void TestF16FmaOverflowFallsBackToF32(int64_t target) {
   for (size_t ch = 0; ch < c.dk; ++ch) EXPECT_TRUE(std::isfinite(out[2 * h.ld + ch]));
 }
 
+// A query past fp16's range (base-2 products of 1e5 in two channels, soft-capped) scores as
+// the fp32 kernels score it: the same output as f16kv_f32_6x4v on the same packed keys and values, up to P V's
+// fp16 roundings, where rounding the query to fp16 had made its scores infinite.
+void TestF16FmaQueryPastFp16Range(int64_t target) {
+  EDGEATTN_KERNEL_OR_SKIP(target, kernel);
+  const simd::AttentionKernel* widening =
+      simd::FindAttentionKernel(simd::KvType::kF16, "f16kv_f32_6x4v");
+  ASSERT_NE(widening, nullptr);
+  CoreCase c = MakeCase(9, 70, 32);
+  c.softcap = 30.0f;
+  std::vector<float> outs[2];
+  double max_value = 0.0;
+  const simd::AttentionKernel* kernels[2] = {kernel, widening};
+  for (size_t k = 0; k < 2; ++k) {
+    CoreHead h(*kernels[k], c, HeadLayout());
+    for (float v : h.v) max_value = std::max(max_value, double(std::fabs(v)));
+    const float big = 1e5f / (h.scale * kLog2e);
+    // Two such channels a row: where the key's two have opposite signs, the fp16 sum is
+    // inf - inf.
+    for (size_t r = 0; r < c.lq; r += 2) h.q[r * h.ld + r % c.dk] = h.q[r * h.ld + 5] = big;
+    outs[k].resize(c.lq * h.ld);
+    h.Run(h.Args(outs[k].data(), nullptr), {});
+  }
+  // P V's fp16 probabilities (u16 each) and chunk sums (gamma_64) over probabilities summing to
+  // 1: within (u16 + gamma_64) of the largest value.
+  const double bound = (kF16Eps + 64 * kF16Eps / (1 - 64 * kF16Eps)) * max_value;
+  for (size_t i = 0; i < outs[0].size(); ++i) {
+    ASSERT_TRUE(std::isfinite(outs[0][i])) << i;
+    EXPECT_NEAR(outs[0][i], outs[1][i], bound) << i;
+  }
+}
+
 // NaN and infinity as the fp32 core treats them.
 void TestF16FmaNonFinite(int64_t target) {
   EDGEATTN_KERNEL_OR_SKIP(target, kernel);
@@ -173,6 +205,9 @@ TEST_P(AttentionF16FmaTest, TestF16FmaListed) { TestF16FmaListed(GetParam()); }
 TEST_P(AttentionF16FmaTest, TestF16FmaSizes) { TestF16FmaSizes(GetParam()); }
 TEST_P(AttentionF16FmaTest, TestF16FmaOverflowFallsBackToF32) {
   TestF16FmaOverflowFallsBackToF32(GetParam());
+}
+TEST_P(AttentionF16FmaTest, TestF16FmaQueryPastFp16Range) {
+  TestF16FmaQueryPastFp16Range(GetParam());
 }
 TEST_P(AttentionF16FmaTest, TestF16FmaNonFinite) { TestF16FmaNonFinite(GetParam()); }
 TEST_P(AttentionF16FmaTest, TestF16FmaAccuracyBound) { TestF16FmaAccuracyBound(GetParam()); }
