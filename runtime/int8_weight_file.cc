@@ -87,7 +87,13 @@ Config Int8Config(const SafetensorsFile& file, const LoadOptions& options) {
                       Precision::kInt8,
                       MetaNumber(file, "int8_block", true, 0),
                       MetaNumber(file, "num_kv_heads", false, 0), options.projection_kernel};
-  ValidateConfig(config);
+  try {
+    ValidateConfig(config);
+  } catch (const Error& e) {
+    // Every field it checks came from the file's metadata (the caller's kernel name is checked
+    // where the kernel is chosen): say so, rather than name a Config the caller never set.
+    throw Error("int8 weights '" + file.source() + "': its __metadata__ gives " + e.what());
+  }
   return config;
 }
 

@@ -31,6 +31,10 @@ Config FloatConfig(const SafetensorsFile& file, const MatchedNames& names,
                 "': expected a square [d_model, d_model] matrix (heads x head_dim = d_model)");
   }
   const std::size_t d = out.shape[0];
+  if (d == 0 || d > kMaxModelDim) {
+    throw Error(where + "'" + Printable(out_name) + "': expected d_model in [1, " +
+                Str(kMaxModelDim) + "], got a [" + Str(d) + ", " + Str(d) + "] matrix");
+  }
   if (options.num_heads == 0) {
     throw Error("num_heads: '" + file.source() +
                 "' holds float weights, which do not record the number of attention heads; "
@@ -46,6 +50,11 @@ Config FloatConfig(const SafetensorsFile& file, const MatchedNames& names,
                   ", " + Str(d) + "] for " + Str(options.num_heads) + " heads");
     }
     kv_heads = k.shape[0] / dk;
+    if (options.num_heads % kv_heads != 0) {
+      throw Error(where + "'" + Printable(k_name) + "': its " + Str(k.shape[0]) + " rows are " +
+                  Str(kv_heads) + " key/value heads of " + Str(dk) +
+                  " channels, expected a divisor of the " + Str(options.num_heads) + " heads");
+    }
   }
   const Config config{d,        options.num_heads, options.precision, options.int8_block,
                       kv_heads, options.projection_kernel};

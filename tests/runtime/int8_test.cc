@@ -209,9 +209,17 @@ TEST(Int8Test, FileValidation) {
   format.metadata.clear();
   format.drop_metadata = "format";
   ExpectInt8LoadError(Edited(file, format), "expected __metadata__ 'format'");
-  Int8FileEdit heads;
-  heads.metadata["num_heads"] = "3";  // does not divide d_model 16
-  ExpectInt8LoadError(Edited(file, heads), "num_heads");
+  // Numbers out of range are the file's, named so (not as a Config the caller never set).
+  const char* const kOutOfRange[][3] = {
+      {"num_heads", "3", "gives Config.d_model: expected a multiple of num_heads (3), got 16"},
+      {"d_model", "0", "gives Config.d_model: expected a value in [1, 16384], got 0"},
+      {"int8_block", "6", "gives Config.int8_block: expected a multiple of 4"},
+      {"num_kv_heads", "3", "gives Config.num_kv_heads: expected 0 (= num_heads) or a divisor"}};
+  for (const auto& [key, value, message] : kOutOfRange) {
+    Int8FileEdit edit;
+    edit.metadata[key] = value;
+    ExpectInt8LoadError(Edited(file, edit), std::string("': its __metadata__ ") + message);
+  }
   // Strict names, as for float files.
   Int8FileEdit extra;
   extra.extra_tensor = "out_proj.bais";

@@ -336,6 +336,28 @@ TEST(WeightLoadingTest, FloatFilesNeedTheHeads) {
                   {"num_heads:", "do not record the number of attention heads", "--heads"});
 }
 
+// d_model and the key/value heads come from the tensors' shapes: bad ones are named as the
+// file's, with the tensor.
+TEST(WeightLoadingTest, ShapesOutOfRangeNameTheTensor) {
+  const GqaModel m(32, 4, 2, 7);
+  Checkpoint three_kv_heads;
+  const std::vector<float> wk(3 * 8 * 32, 0.5f);
+  for (const char* name : {"q_proj.weight", "o_proj.weight"}) {
+    three_kv_heads.Add(name, m.wq, {32, 32});
+  }
+  three_kv_heads.Add("k_proj.weight", wk, {24, 32});
+  three_kv_heads.Add("v_proj.weight", wk, {24, 32});
+  ExpectLoadError(three_kv_heads.bytes(), Options(4),
+                  {"'k_proj.weight': its 24 rows are 3 key/value heads of 8 channels, expected a "
+                   "divisor of the 4 heads"});
+  Checkpoint zero;
+  for (const char* name : {"q_proj.weight", "k_proj.weight", "v_proj.weight", "o_proj.weight"}) {
+    zero.Add(name, {}, {0, 0});
+  }
+  ExpectLoadError(zero.bytes(), Options(4),
+                  {"'o_proj.weight': expected d_model in [1, 16384], got a [0, 0] matrix"});
+}
+
 // The buffer is read during the call only: overwriting it afterwards changes nothing.
 TEST(WeightLoadingTest, MemoryLoadKeepsNoPointerIntoTheBuffer) {
   const TorchLayer t;
