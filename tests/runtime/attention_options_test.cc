@@ -1,5 +1,6 @@
 // Masks, padded batches, attention weights and grouped-query heads on the fast paths (fp32 and
 // int8 projections, every K/V format, several thread counts) against the float reference.
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -203,6 +204,30 @@ TEST(AttentionOptionsTest, FullyMaskedRowGivesOutputBias) {
     EXPECT_NEAR(sum, 1.0, 1e-6);
     EXPECT_EQ(weights[18 + i * 6 + 2], 0.0f);
   }
+}
+
+// Padding is added to the scores as -inf, as PyTorch does: a NaN key at a padded position makes
+// its batch item's rows NaN in Forward and in the reference alike (the padded key shares its key
+// tile with visible ones, so the tile is computed); the other item is untouched.
+TEST(AttentionOptionsTest, NanKeyAtPaddedPositionReachesItsItem) {
+  const GqaModel model(32, 4, 4, 5);
+  const MultiheadAttention mha(model.config, model.view());
+  Inputs in(2, 3, 6, 32, 9);
+  in.k[2 * 32 + 7] = std::numeric_limits<float>::quiet_NaN();  // item 0, key 2
+  bool padding[12] = {};
+  padding[2] = padding[6 + 2] = true;
+  ForwardOptions options;
+  options.key_padding_mask = {padding, 12};
+  std::vector<float> out(in.q.size()), ref(in.q.size());
+  Context context(1);
+  mha.Forward(context, in.tq(), in.tk(), in.tv(), {out.data(), 2, 3, 32}, options);
+  ReferenceForward(model.config, model.view(), in.tq(), in.tk(), in.tv(), {ref.data(), 2, 3, 32},
+                   options);
+  for (std::size_t i = 0; i < 3 * 32; ++i) {
+    ASSERT_TRUE(std::isnan(out[i]) && std::isnan(ref[i])) << i << ": " << out[i] << " " << ref[i];
+  }
+  const std::vector<float> out1(out.begin() + 3 * 32, out.end()), ref1(ref.begin() + 3 * 32, ref.end());
+  EXPECT_LE(MaxAbsDiff(out1, ref1), 4.0 * (2 * 32 + 6) * kFloatEps * (1.0 + MaxAbs(ref1)));
 }
 
 // The self-attention overload uses the query lengths for the keys too.
