@@ -3,9 +3,9 @@
 // modelled bit for bit (the query rounded to fp16, chunks of fp16 fused multiply-adds widened
 // into fp32, the fp32 sum where a chunk's sum is not finite), checked through the attention
 // weights; softmax and P V in double precision within the bound of fp16 probabilities and fp16
-// chunk sums of P V. Then fp16 overflow inside a chunk where fp32 does not overflow, and the
-// issue's accuracy bound against float attention on the unrounded data. Skipped on CPUs without
-// AVX512-FP16.
+// chunk sums of P V. Then fp16 overflow inside a chunk where fp32 does not overflow, a query past
+// fp16's range (against f16kv_f32_6x4v), and the accuracy bound against float attention
+// on the unrounded data. Skipped on CPUs without AVX512-FP16.
 #include "simd/attention_f16fma.h"
 
 #include <algorithm>
@@ -154,36 +154,84 @@ void TestF16FmaOverflowFallsBackToF32(int64_t target) {
   for (size_t ch = 0; ch < c.dk; ++ch) EXPECT_TRUE(std::isfinite(out[2 * h.ld + ch]));
 }
 
-// A query past fp16's range (base-2 products of 1e5 in two channels, soft-capped) scores as
-// the fp32 kernels score it: the same output as f16kv_f32_6x4v on the same packed keys and values, up to P V's
-// fp16 roundings, where rounding the query to fp16 had made its scores infinite.
-void TestF16FmaQueryPastFp16Range(int64_t target) {
-  EDGEATTN_KERNEL_OR_SKIP(target, kernel);
+// The largest sum over channels of |q k| in base-2 units of a query row against any key.
+double MaxAbsProducts(const CoreHead& h, size_t row) {
+  double most = 0.0;
+  for (size_t j = 0; j < h.c.lk; ++j) {
+    double sum = 0.0;
+    for (size_t c = 0; c < h.c.dk; ++c) {
+      sum += std::fabs(double(h.q[row * h.ld + c]) * h.k[j * h.ld + c]);
+    }
+    most = std::max(most, sum * h.scale * kLog2e);
+  }
+  return most;
+}
+
+// Runs the kernel and f16kv_f32_6x4v on the same case, with `setup` setting each head's query,
+// keys and values, and expects the same finite results. Weights: scores apart by the fp16
+// query's rounding and the fp16 chunk sums, at most (chunk + 1) u16 of the row's largest sum of
+// |q k|, move each weight by a factor 2^(2 x that); fp32 exp2 and sums add (lk + 32) eps. Output:
+// P V's fp16 probabilities (u16 each) and chunk sums (gamma_64) over probabilities summing to 1,
+// within (u16 + gamma_64) of the largest value.
+template <class Setup>
+void ExpectAsWidening(const simd::AttentionKernel& kernel, const CoreCase& c, Setup setup) {
   const simd::AttentionKernel* widening =
       simd::FindAttentionKernel(simd::KvType::kF16, "f16kv_f32_6x4v");
   ASSERT_NE(widening, nullptr);
-  CoreCase c = MakeCase(9, 70, 32);
-  c.softcap = 30.0f;
-  std::vector<float> outs[2];
+  const size_t ldw = c.lk + 2;
+  std::vector<float> outs[2], weights[2];
+  std::vector<double> score_err(c.lq);
   double max_value = 0.0;
-  const simd::AttentionKernel* kernels[2] = {kernel, widening};
+  const simd::AttentionKernel* kernels[2] = {&kernel, widening};
   for (size_t k = 0; k < 2; ++k) {
     CoreHead h(*kernels[k], c, HeadLayout());
+    setup(h);
     for (float v : h.v) max_value = std::max(max_value, double(std::fabs(v)));
-    const float big = 1e5f / (h.scale * kLog2e);
-    // Two such channels a row: where the key's two have opposite signs, the fp16 sum is
-    // inf - inf.
-    for (size_t r = 0; r < c.lq; r += 2) h.q[r * h.ld + r % c.dk] = h.q[r * h.ld + 5] = big;
+    for (size_t i = 0; i < c.lq; ++i) {
+      score_err[i] = (simd::kF16ScoreChunk + 1) * kF16Eps * MaxAbsProducts(h, i);
+    }
     outs[k].resize(c.lq * h.ld);
-    h.Run(h.Args(outs[k].data(), nullptr), {});
+    weights[k].resize(c.lq * ldw);
+    h.Run(h.Args(outs[k].data(), weights[k].data()), {});
   }
-  // P V's fp16 probabilities (u16 each) and chunk sums (gamma_64) over probabilities summing to
-  // 1: within (u16 + gamma_64) of the largest value.
+  for (size_t i = 0; i < c.lq; ++i) {
+    for (size_t j = 0; j < c.lk; ++j) {
+      const double want = weights[1][i * ldw + j];
+      const double tol = want * (std::exp2(2 * score_err[i]) - 1) + (c.lk + 32) * kFloatEps;
+      ASSERT_NEAR(weights[0][i * ldw + j], want, tol) << "row " << i << " key " << j;
+    }
+  }
   const double bound = (kF16Eps + 64 * kF16Eps / (1 - 64 * kF16Eps)) * max_value;
   for (size_t i = 0; i < outs[0].size(); ++i) {
     ASSERT_TRUE(std::isfinite(outs[0][i])) << i;
     EXPECT_NEAR(outs[0][i], outs[1][i], bound) << i;
   }
+}
+
+// A query past fp16's range scores as the fp32 kernels score it, where rounding the query to
+// fp16 had made its scores infinite. First base-2 products of 1e5 in two channels a row,
+// soft-capped: where a key's two have opposite signs, the fp16 sum is inf - inf.
+void TestF16FmaQueryPastFp16Range(int64_t target) {
+  EDGEATTN_KERNEL_OR_SKIP(target, kernel);
+  CoreCase c = MakeCase(9, 70, 32);
+  c.softcap = 30.0f;
+  ExpectAsWidening(*kernel, c, [&](CoreHead& h) {
+    const float big = 1e5f / (h.scale * kLog2e);
+    for (size_t r = 0; r < c.lq; r += 2) h.q[r * h.ld + r % c.dk] = h.q[r * h.ld + 5] = big;
+  });
+}
+
+// Then, without softcap, one channel just past fp16's range (7e4 base-2 units, rounding to
+// infinity) against keys small enough there (up to 1.2e-4) that the scores spread over a few
+// units, so every key's probability and every value count.
+void TestF16FmaQueryChannelJustPastFp16Range(int64_t target) {
+  EDGEATTN_KERNEL_OR_SKIP(target, kernel);
+  const CoreCase c = MakeCase(9, 70, 32);
+  ExpectAsWidening(*kernel, c, [&](CoreHead& h) {
+    const float past = 7e4f / (h.scale * kLog2e);
+    for (size_t r = 0; r < c.lq; r += 2) h.q[r * h.ld + 3] = past;
+    for (size_t j = 0; j < c.lk; ++j) h.k[j * h.ld + 3] = float(int(j % 9) - 4) * 3e-5f;
+  });
 }
 
 // NaN and infinity as the fp32 core treats them.
@@ -208,6 +256,9 @@ TEST_P(AttentionF16FmaTest, TestF16FmaOverflowFallsBackToF32) {
 }
 TEST_P(AttentionF16FmaTest, TestF16FmaQueryPastFp16Range) {
   TestF16FmaQueryPastFp16Range(GetParam());
+}
+TEST_P(AttentionF16FmaTest, TestF16FmaQueryChannelJustPastFp16Range) {
+  TestF16FmaQueryChannelJustPastFp16Range(GetParam());
 }
 TEST_P(AttentionF16FmaTest, TestF16FmaNonFinite) { TestF16FmaNonFinite(GetParam()); }
 TEST_P(AttentionF16FmaTest, TestF16FmaAccuracyBound) { TestF16FmaAccuracyBound(GetParam()); }
