@@ -173,12 +173,14 @@ void CheckRoom(const char* name, const KvCache::State& cache, std::size_t b, std
   const std::size_t ring_step = cache.slots - cache.window + 1;
   if (cache.window != 0 && cache.lengths[b] + step > cache.slots && step > ring_step) {
     // Until the ring is full a step may fill it; from then on, ring_step.
-    const std::size_t most = std::max(cache.slots - std::min(cache.lengths[b], cache.slots),
-                                      ring_step);
+    const std::size_t most =
+        std::max(cache.slots - std::min(cache.lengths[b], cache.slots), ring_step);
     throw Error(std::string(name) + ": a step of a windowed cache (window " + Str(cache.window) +
                 ", " + Str(cache.slots) + " slots) holding " + Str(cache.lengths[b]) +
-                " positions adds at most " + Str(most) + " (" + Str(ring_step) +
-                " once the ring is full), got " + Str(step));
+                " positions adds at most " + Str(most) +
+                (most == ring_step ? std::string()
+                                   : " (" + Str(ring_step) + " once the ring is full)") +
+                ", got " + Str(step));
   }
   if (step <= room) return;
   const bool same = std::equal(cache.lengths.begin() + 1, cache.lengths.end(),
@@ -199,10 +201,11 @@ MhaShape ValidateDecode(const Config& config, const ConstTensor& x, const Tensor
                 Str(config.d_model) + ", " + Str(config.num_heads) + ", " +
                 Str(KvHeads(config)));
   }
-  // A ring holds the positions its window sees: an operator that sees more would attend to the
-  // ring's positions only, silently.
+  // A ring that wraps holds the positions its window sees: an operator that sees more would
+  // attend to the ring's positions only, silently. (One whose slots hold max_length never wraps.)
   const std::size_t window = config.math.window;
-  if (cache.window != 0 && (window == 0 || window > cache.window)) {
+  const bool wraps = cache.window != 0 && cache.slots < cache.max_length;
+  if (wraps && (window == 0 || window > cache.window)) {
     throw Error("cache: a ring made for a window of " + Str(cache.window) + " positions (" +
                 Str(cache.slots) + " slots); this operator attends " +
                 (window == 0 ? std::string("every position (no window)")

@@ -333,6 +333,35 @@ TEST(AttentionMathTest, WindowedCacheLimitsAreNamed) {
   EXPECT_EQ(cache.length(), 128u);
   with_window(16).Decode(context, {x.data(), 1, 1, d}, cache, {out.data(), 1, 1, d});
   EXPECT_EQ(cache.length(), 129u);
+  ExpectError(
+      [&] {
+        mha.Decode(context, {x.data(), 1, 90, d}, cache, {out.data(), 1, 90, d});
+      },
+      {"x.length", "holding 129 positions adds at most 89, got 90"});
+}
+
+// A windowed cache whose slots hold its max_length never wraps: it serves an operator with no
+// window or a wider one as a plain cache does.
+TEST(AttentionMathTest, RingThatNeverWrapsServesWiderWindows) {
+  AttentionMath math;
+  math.window = 40;
+  const std::size_t d = 32, length = 100;
+  const MathModel model(math, false, d, 2);
+  const MultiheadAttention narrow(model.config(Precision::kFp32), model.view());
+  AttentionMath none = math;
+  none.window = 0;
+  const MathModel plain(none, false, d, 2);
+  const MultiheadAttention wide(plain.config(Precision::kFp32), model.view());
+  const std::vector<float> x = RandomNormal(length * d, 5);
+  std::vector<float> got(length * d), want(length * d);
+  Context context(1);
+  KvCache ring(narrow, length, 1), cache(wide, length, 1);
+  ASSERT_EQ(ring.slots(), length);
+  for (std::size_t t = 0; t < length; t += 25) {
+    wide.Decode(context, {x.data() + t * d, 1, 25, d}, ring, {got.data() + t * d, 1, 25, d});
+    wide.Decode(context, {x.data() + t * d, 1, 25, d}, cache, {want.data() + t * d, 1, 25, d});
+  }
+  EXPECT_EQ(got, want);
 }
 
 // Ragged steps and Reorder on a windowed cache: each sequence's ring wraps on its own, and a
