@@ -244,14 +244,21 @@ NpyArray ReadHeader(const std::string& header, std::uint8_t major, const std::st
   return array;
 }
 
+// *count = the product of shape; false where its byte count (4 a float) overflows size_t.
+bool CountElements(const std::vector<std::size_t>& shape, std::size_t* count) {
+  *count = 1;
+  for (std::size_t dim : shape) {
+    if (dim != 0 && *count > std::numeric_limits<std::size_t>::max() / 4 / dim) return false;
+    *count *= dim;
+  }
+  return true;
+}
+
 void ReadData(const std::uint8_t* data, std::size_t available, NpyArray* array,
               const FailFn& fail) {
-  std::size_t count = 1;
-  for (std::size_t dim : array->shape) {
-    if (dim != 0 && count > std::numeric_limits<std::size_t>::max() / 4 / dim) {
-      throw fail("shape " + TupleText(array->shape) + " overflows the byte count");
-    }
-    count *= dim;
+  std::size_t count = 0;
+  if (!CountElements(array->shape, &count)) {
+    throw fail("shape " + TupleText(array->shape) + " overflows the byte count");
   }
   const std::size_t item_bytes = array->dtype == NpyDType::kBool ? 1 : 4;
   if (available != count * item_bytes) {
@@ -300,13 +307,11 @@ NpyArray ReadNpy(const std::string& path) {
 std::vector<std::uint8_t> SerializeNpy(const NpyArray& array) {
   // The product checked as ReadNpy checks it, so that a shape whose product wraps (to
   // data.size(), say 0) cannot be written to a file that then fails to read.
-  std::size_t count = 1;
-  bool overflows = false;
-  for (std::size_t dim : array.shape) {
-    if (dim != 0 && count > std::numeric_limits<std::size_t>::max() / 4 / dim) overflows = true;
-    count *= dim;
+  std::size_t count = 0;
+  if (!CountElements(array.shape, &count)) {
+    throw Error("SerializeNpy: shape " + TupleText(array.shape) + " overflows the byte count");
   }
-  if (array.shape.empty() || array.shape.size() > 4 || overflows || count != array.data.size()) {
+  if (array.shape.empty() || array.shape.size() > 4 || count != array.data.size()) {
     throw Error("SerializeNpy: expected 1 to 4 dimensions whose product is data.size() = " +
                 std::to_string(array.data.size()) + ", got shape " + TupleText(array.shape));
   }
