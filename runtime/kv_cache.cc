@@ -5,7 +5,6 @@
 
 #include "edgeattn/edgeattn.hpp"
 #include "runtime/auto_choice.h"
-#include "runtime/exclusive_use.h"
 #include "runtime/kv_cache_state.h"
 #include "runtime/forward_plan.h"
 #include "runtime/mha_validation.h"
@@ -55,6 +54,7 @@ KvCache::KvCache(const MultiheadAttention& mha, std::size_t max_length, std::siz
   s->max_length = max_length;
   s->lengths.assign(batch, 0);
   s->oldest.assign(batch, 0);
+  s->published = std::vector<std::atomic<std::size_t>>(batch);  // zeros (value-initialised)
   s->window = config.math.window;
   s->slots = max_length;
   if (s->window != 0) {
@@ -75,9 +75,15 @@ KvCache::~KvCache() = default;
 KvCache::KvCache(KvCache&&) noexcept = default;
 KvCache& KvCache::operator=(KvCache&&) noexcept = default;
 
+// Lengths are read from what the last change published: a decode step on another thread may be
+// writing lengths itself.
 std::size_t KvCache::length() const {
   const State& s = LiveCacheState(state_);
-  return *std::max_element(s.lengths.begin(), s.lengths.end());
+  std::size_t longest = 0;
+  for (std::size_t b = 0; b < s.batch; ++b) {
+    longest = std::max(longest, s.published[b].load(std::memory_order_acquire));
+  }
+  return longest;
 }
 
 std::size_t KvCache::length(std::size_t item) const {
@@ -85,7 +91,7 @@ std::size_t KvCache::length(std::size_t item) const {
   if (item >= s.batch) {
     throw Error("item: expected a sequence in [0, " + Str(s.batch - 1) + "], got " + Str(item));
   }
-  return s.lengths[item];
+  return s.published[item].load(std::memory_order_acquire);
 }
 
 std::size_t KvCache::max_length() const { return LiveCacheState(state_).max_length; }
@@ -106,7 +112,7 @@ const char* KvCache::attention_kernel() const { return LiveCacheState(state_).at
 
 void KvCache::Clear() {
   State& s = LiveCacheState(state_);
-  const ExclusiveUse use(s.busy, kCacheBusy);
+  const CacheChange change(s);
   std::fill(s.lengths.begin(), s.lengths.end(), 0);
   std::fill(s.oldest.begin(), s.oldest.end(), 0);
 }
@@ -135,7 +141,7 @@ void AppendedPositions(KvCache::State& cache, std::size_t b, std::size_t n) {
 
 void KvCache::Truncate(std::size_t length) {
   State& s = LiveCacheState(state_);
-  const ExclusiveUse use(s.busy, kCacheBusy);
+  const CacheChange change(s);
   const std::size_t longest = *std::max_element(s.lengths.begin(), s.lengths.end());
   if (length > longest) {
     throw Error("length: expected at most the cached length " + Str(longest) + ", got " +
@@ -149,7 +155,7 @@ void KvCache::Truncate(std::size_t length) {
 
 void KvCache::Truncate(Span<const std::size_t> lengths) {
   State& s = LiveCacheState(state_);
-  const ExclusiveUse use(s.busy, kCacheBusy);
+  const CacheChange change(s);
   if (lengths.data == nullptr) throw Error("lengths: expected a buffer, got null");
   if (lengths.size != s.batch) {
     throw Error("lengths: expected " + Str(s.batch) + " values [batch], got " +

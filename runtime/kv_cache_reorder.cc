@@ -7,7 +7,6 @@
 #include <string>
 
 #include "edgeattn/edgeattn.hpp"
-#include "runtime/exclusive_use.h"
 #include "runtime/kv_cache_state.h"
 #include "runtime/text_checks.h"
 
@@ -116,7 +115,7 @@ void MoveCycles(KvCache::State& s, const std::size_t* from) {
 
 void KvCache::Reorder(Span<const std::size_t> indices) {
   State& s = LiveCacheState(state_);
-  const ExclusiveUse use(s.busy, kCacheBusy);
+  const CacheChange change(s);
   CheckIndices(s, indices);
   Prepare(s);
   State::ReorderScratch& r = s.reorder;

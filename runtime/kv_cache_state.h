@@ -12,6 +12,7 @@
 
 #include "edgeattn/edgeattn.hpp"
 #include "hwy/aligned_allocator.h"
+#include "runtime/exclusive_use.h"
 #include "runtime/mha_forward.h"
 #include "simd/attention.h"
 
@@ -28,7 +29,9 @@ struct EDGEATTN_HIDDEN KvCache::State {
   const simd::AttentionKernel* attention;  // whose layout the keys and values are in; Decode runs it
   std::size_t keys_stride, values_stride;  // bytes per (sequence, key/value head)
   hwy::AlignedFreeUniquePtr<std::uint8_t[]> keys, values;
-  std::atomic<bool> busy{false};  // a decode step or a change of lengths or order (ExclusiveUse)
+  std::atomic<bool> busy{false};  // a decode step or a change of lengths or order (CacheChange)
+  // lengths as the last change left them, for length() on any thread while another changes them.
+  std::vector<std::atomic<std::size_t>> published;
 
   // Reorder's scratch, made by its first call: one sequence's keys and values (a cycle of
   // moves needs one of them set aside), the indices (copied first: the caller's buffer may be
@@ -58,6 +61,24 @@ hwy::AlignedFreeUniquePtr<std::uint8_t[]> ZeroedBytes(std::size_t n);
 KvCache::State& LiveCacheState(const std::unique_ptr<KvCache::State>& state);
 // The error of a cache used by two calls at once (ExclusiveUse).
 extern const char kCacheBusy[];
+
+// A call that changes a cache (a decode step, Truncate, Reorder, Clear): one at a time, and on
+// leaving, while still alone, publishes the lengths it left for length() to read.
+class CacheChange {
+ public:
+  explicit CacheChange(KvCache::State& s) : use_(s.busy, kCacheBusy), s_(s) {}
+  ~CacheChange() {
+    for (std::size_t b = 0; b < s_.batch; ++b) {
+      s_.published[b].store(s_.lengths[b], std::memory_order_release);
+    }
+  }
+  CacheChange(const CacheChange&) = delete;
+  CacheChange& operator=(const CacheChange&) = delete;
+
+ private:
+  ExclusiveUse use_;
+  KvCache::State& s_;
+};
 
 // Slots of a windowed cache: the window plus a panel of keys, so that a step of up to
 // slots - window + 1 positions overwrites none its rows see, and Truncate can roll that far back.

@@ -247,7 +247,7 @@ void MultiheadAttention::Decode(Context& context, ConstTensor x, KvCache& cache,
                                 Span<const std::size_t> step_lengths) const {
   const Impl& impl = Live(impl_);
   KvCache::State& c = LiveCacheState(cache.state_);
-  const ExclusiveUse cache_use(c.busy, kCacheBusy);
+  const CacheChange cache_change(c);
   const MhaShape shape = ValidateDecode(impl.config, x, out, step_lengths, c);
   MhaOptions options;
   options.causal = true;

@@ -273,7 +273,8 @@ EDGEATTN_C_API edgeattn_status edgeattn_kv_cache_create_format(const edgeattn_op
 EDGEATTN_C_API void edgeattn_kv_cache_destroy(edgeattn_kv_cache* cache);
 /* Bytes per position of one sequence (every key/value head; 0 for NULL). */
 EDGEATTN_C_API size_t edgeattn_kv_cache_bytes_per_position(const edgeattn_kv_cache* cache);
-/* Positions cached: the longest sequence's (edgeattn_kv_cache_item_length: each one's). */
+/* Positions cached: the longest sequence's (edgeattn_kv_cache_item_length: each one's), as the
+   last decode, truncate, reorder or clear left them (any thread may read them during a decode). */
 EDGEATTN_C_API size_t edgeattn_kv_cache_length(const edgeattn_kv_cache* cache);
 /* Bytes held, and positions stored: max_length, or a windowed operator's ring (0 for NULL). */
 EDGEATTN_C_API size_t edgeattn_kv_cache_bytes(const edgeattn_kv_cache* cache);

@@ -296,6 +296,7 @@ class SafetensorsFile;
 // at most slots() - window + 1 positions once the ring is full, and Truncate rolls back only as
 // far as the ring still holds every key the next step needs. One call at a time: a Decode,
 // Truncate, Reorder or Clear while another thread's call uses the cache throws edgeattn::Error.
+// length() may be read on any thread meanwhile: it gives the lengths the last of those left.
 // A moved-from cache throws on every call.
 class EDGEATTN_API KvCache {
  public:

@@ -263,6 +263,33 @@ TEST(ThreadPoolTest, CacheUsedByTwoThreadsAtOnceIsRefused) {
   EXPECT_EQ(cache.length(), 4u);
 }
 
+// length() is read on another thread while decode steps run: it sees each step's length once
+// the step is done, never a length being written (ThreadSanitizer checks the latter).
+TEST(ThreadPoolTest, CacheLengthIsReadWhileAnotherThreadDecodes) {
+  const RandomModel model(32, 4, 5);
+  const MultiheadAttention mha(model.config, model.view());
+  constexpr std::size_t kSteps = 40;
+  const std::vector<float> x = RandomActivations(kSteps * 32, 6);
+  std::vector<float> out(x.size());
+  KvCache cache(mha, kSteps);
+  Context context(1);
+  std::thread decoder([&] {
+    for (std::size_t t = 0; t < kSteps; ++t) {
+      mha.Decode(context, {x.data() + t * 32, 1, 1, 32}, cache, {out.data() + t * 32, 1, 1, 32});
+    }
+  });
+  std::size_t seen = 0;
+  bool ordered = true;
+  while (seen < kSteps && ordered) {
+    const std::size_t now = cache.length();
+    ordered = now >= seen && now <= kSteps && cache.length(0) >= now;
+    seen = now;
+  }
+  decoder.join();
+  EXPECT_TRUE(ordered) << "read " << seen;
+  EXPECT_EQ(cache.length(), kSteps);
+}
+
 // A cross-attention memory serves readers on several threads at once; projecting into it while
 // a reader holds it (or reading while a projection runs) is refused.
 TEST(ThreadPoolTest, MemoryIsReadConcurrentlyAndWrittenAlone) {
