@@ -43,9 +43,8 @@ HWY_INLINE hn::VFromD<D> LoadWordsAsBytes(D d, const hn::TFromD<D>* HWY_RESTRICT
 }
 
 // Block b of the result: words [0, 4) of row 4 b from src (rows ld_src apart), for each block
-// of d. On
-// x86 the blocks come from broadcast loads (load ports only) and blends (either vector port),
-// not from shuffles across blocks, which only port 5 runs.
+// of d. On x86 the blocks come from broadcast loads (load ports only) and blends (either vector
+// port), not from shuffles across blocks, which only port 5 runs.
 template <class D>
 HWY_INLINE hn::VFromD<D> LoadRowBlocks(D d, const hn::TFromD<D>* HWY_RESTRICT src,
                                        size_t ld_src) {

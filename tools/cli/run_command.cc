@@ -55,8 +55,8 @@ ForwardOptions ReadMasks(const RunOptions& o, const ConstTensor& query, const Co
   options.is_causal = o.causal;
   if (!o.key_padding_mask.empty()) {
     const NpyArray m = ReadNpy(o.key_padding_mask);
-    const std::vector<std::size_t> want =
-        batched ? std::vector<std::size_t>{key.batch, key.length} : std::vector<std::size_t>{key.length};
+    const std::vector<std::size_t> want = batched ? std::vector<std::size_t>{key.batch, key.length}
+                                                  : std::vector<std::size_t>{key.length};
     if (m.dtype != NpyDType::kBool || m.shape != want) {
       throw Error("--key-padding-mask " + o.key_padding_mask + ": expected bool " +
                   ShapeText(want) + " (true = ignore the key), got " +
@@ -103,9 +103,12 @@ void CheckOutputs(const RunOptions& o) {
                 o.output + "'");
   }
   const std::pair<const char*, const std::string*> inputs[] = {
-      {"--weights", &o.weights},     {"--input", &o.input},
-      {"--key", &o.key},             {"--value", &o.value},
-      {"--key-padding-mask", &o.key_padding_mask}, {"--attn-mask", &o.attn_mask}};
+      {"--weights", &o.weights},
+      {"--input", &o.input},
+      {"--key", &o.key},
+      {"--value", &o.value},
+      {"--key-padding-mask", &o.key_padding_mask},
+      {"--attn-mask", &o.attn_mask}};
   for (const auto& [flag, path] : inputs) {
     if (path->empty()) continue;
     CheckOutputIsNotInput(output, "--output", o.output, flag, *path);
