@@ -467,9 +467,9 @@ void CheckNonFinite(const simd::AttentionKernel& kernel) {
 }
 
 // An int8 kernel's pack leaves the model's bytes: keys and values appended in two calls (a cache's
-// prefill and next step), strided rows, a second panel partly filled, a zero row, a row too small
-// to scale and rows with infinity or NaN; the buffers start as garbage, so a byte the pack should
-// write and does not shows.
+// prefill and next step), strided rows, a second panel partly filled, a zero row, a key and a
+// value too small to scale and rows with infinity or NaN; the buffers start as garbage, so a byte
+// the pack should write and does not shows.
 void CheckI8PackMatchesModel(const simd::AttentionKernel& kernel) {
   if (kernel.kv != simd::KvType::kI8) return;
   for (size_t dk : {1, 3, 17, 63, 64, 96, 129}) {
@@ -480,6 +480,7 @@ void CheckI8PackMatchesModel(const simd::AttentionKernel& kernel) {
     k[3 * ld + dk / 2] = 60.0f;  // an outlier channel
     std::fill(k.begin() + 5 * ld, k.begin() + 5 * ld + dk, 0.0f);
     std::fill(v.begin() + 6 * ld, v.begin() + 6 * ld + dk, 1e-38f);
+    std::fill(k.begin() + 9 * ld, k.begin() + 9 * ld + dk, 1e-39f);  // rotated, still below
     k[7 * ld] = std::numeric_limits<float>::infinity();
     v[8 * ld + dk - 1] = std::numeric_limits<float>::quiet_NaN();
     std::vector<uint8_t> keys(kernel.keys_bytes(lk, dk), 0xCD);
