@@ -25,6 +25,7 @@
 #include "simd/gemm_f32.h"
 #include "simd/highway_compat.h"
 #include "simd/kv_half_rows-inl.h"
+#include "simd/kv_int8_pack-inl.h"
 #include "simd/kv_int8_rows-inl.h"
 #include "simd/kv_int8_values-inl.h"
 #include "simd/softmax-inl.h"

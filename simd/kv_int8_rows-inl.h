@@ -1,8 +1,9 @@
 // Per-target row operations of the int8 K/V format (attention_kv.h): the Walsh-Hadamard rotation
-// of keys and queries, a row's scale and its rounding to int8, and the packing of keys and values
-// into the format's layout. Each computes the bits the format's contract fixes, the same on every
-// target (the tests compare every target with a scalar model bit for bit), in vectors: a cache
-// appends a row per decoding step and a prefill packs every key and value.
+// of keys and queries, a row's scale and its rounding to int8, and the packing of one key or
+// value into the format's layout (kv_int8_pack-inl.h packs a vector of keys, and pairs of
+// values, at once). Each computes the bits the format's contract fixes, the same on every target
+// (the tests compare every target with a scalar model bit for bit), in vectors: a cache appends
+// a row per decoding step and a prefill packs every key and value.
 
 #if defined(EDGEATTN_SIMD_KV_INT8_ROWS_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EDGEATTN_SIMD_KV_INT8_ROWS_INL_H_
@@ -196,26 +197,6 @@ HWY_INLINE void ZeroI8KeysFrom(size_t dk, size_t lane, uint8_t* HWY_RESTRICT pan
   FillRowTails(panel, I8Groups(dk), kI8KeyGroupBytes, lane * 4, kI8KeyGroupBytes, 0x8080);
   FillRowTails(panel + I8Groups(dk) * kI8KeyGroupBytes, 1, kI8KeyGroupBytes, lane * 4,
                kI8KeyGroupBytes, 0);
-}
-
-// The int8 kernels' AttentionKernel::pack (attention.h): keys [first, first + count) and their
-// values, then the panel's lanes past `stored` keys zeroed.
-inline void PackI8KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t first,
-                             size_t count, size_t stored, size_t dk, void* keys_bytes,
-                             void* values_bytes) {
-  uint8_t* keys = static_cast<uint8_t*>(keys_bytes);
-  uint8_t* values = static_cast<uint8_t*>(values_bytes);
-  const size_t panel_bytes = I8PanelBytes(dk);
-  const size_t value_panel_bytes = I8ValuePanelBytes(dk);
-  for (size_t t = 0; t < count; ++t) {
-    const size_t key = first + t;
-    PackI8Key(k + t * ldk, dk, key % kI8KeyPanel, keys + key / kI8KeyPanel * panel_bytes);
-    PackI8Value(v + t * ldv, dk, key % kI8ValuePanel, (key ^ 1) >= stored,
-                values + key / kI8ValuePanel * value_panel_bytes);
-  }
-  if (stored % kI8KeyPanel != 0) {
-    ZeroI8KeysFrom(dk, stored % kI8KeyPanel, keys + stored / kI8KeyPanel * panel_bytes);
-  }
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)
