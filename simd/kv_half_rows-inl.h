@@ -108,19 +108,55 @@ HWY_INLINE void RoundRowToHalfStrided(const float* HWY_RESTRICT x, size_t n, siz
   }
 }
 
-// The fp32 kernel's layout in 16 bits: key panels of 64 positions x dk rows, value rows of dk
-// and a zeroed tail (the tile kernel reads whole vectors of the last row).
+// Lanes(d) keys (rows ldk apart) into as many adjacent lanes of a 16-bit key panel from
+// panel_lane on: four channels at a time transposed in fp32 (a vector of keys per channel), each
+// channel's vector rounded and stored whole; the last dk % 4 channels key by key.
+template <class Format, class D>
+HWY_INLINE void PackHalfKeyGroup(D d, const float* HWY_RESTRICT k, size_t ldk, size_t dk,
+                                 uint16_t* HWY_RESTRICT panel_lane) {
+  const hn::Rebind<uint16_t, D> d16;
+  const hn::RebindToSigned<D> di;
+  const size_t L = hn::Lanes(d);
+  HWY_ALIGN float channels[4 * 16];  // TransposeTag: at most 16 lanes
+  size_t c = 0;
+  for (; c + 4 <= dk; c += 4) {
+    TransposeFourColumns(d, k + c, ldk, channels, L);
+    for (size_t j = 0; j < 4; ++j) {
+      const HalfBits bits = Format::Bits(hn::Load(d, channels + j * L));
+      hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, bits)), d16,
+                 panel_lane + (c + j) * kGemmPanelWidth);
+    }
+  }
+  for (size_t r = 0; c < dk && r < L; ++r) {
+    RoundRowToHalfStrided<Format>(k + r * ldk + c, dk - c, kGemmPanelWidth,
+                                  panel_lane + c * kGemmPanelWidth + r);
+  }
+}
+
+// The fp32 kernel's layout in 16 bits: key panels of 64 positions x dk rows (a vector of keys at
+// a time where they fill one inside a panel), value rows of dk and a zeroed tail (the tile
+// kernel reads whole vectors of the last row).
 template <class Format>
 HWY_INLINE void PackHalfKeysValues(const float* k, size_t ldk, const float* v, size_t ldv,
                                    size_t first, size_t count, size_t stored, size_t dk,
                                    void* keys_bytes, void* values_bytes) {
   uint16_t* keys = static_cast<uint16_t*>(keys_bytes);
   uint16_t* values = static_cast<uint16_t*>(values_bytes);
+  const TransposeTag<float> d;
+  const size_t L = hn::Lanes(d);
+  for (size_t t = 0; t < count;) {
+    const size_t key = first + t, lane = key % kGemmPanelWidth;
+    uint16_t* panel = keys + (key / kGemmPanelWidth) * dk * kGemmPanelWidth + lane;
+    if (lane + L <= kGemmPanelWidth && t + L <= count) {
+      PackHalfKeyGroup<Format>(d, k + t * ldk, ldk, dk, panel);
+      t += L;
+    } else {
+      RoundRowToHalfStrided<Format>(k + t * ldk, dk, kGemmPanelWidth, panel);
+      ++t;
+    }
+  }
   for (size_t t = 0; t < count; ++t) {
-    const size_t key = first + t;
-    uint16_t* panel = keys + (key / kGemmPanelWidth) * dk * kGemmPanelWidth + key % kGemmPanelWidth;
-    RoundRowToHalfStrided<Format>(k + t * ldk, dk, kGemmPanelWidth, panel);
-    RoundRowToHalf<Format>(v + t * ldv, dk, values + key * dk);
+    RoundRowToHalf<Format>(v + t * ldv, dk, values + (first + t) * dk);
   }
   // Lanes past the last key and the values' tail are read (never stored): keep them zero.
   if (stored % kGemmPanelWidth != 0) {
