@@ -118,7 +118,7 @@ void PackKeysValues(const ForwardPass& pass) {
   const bool* padding = pass.call.options.key_padding;
   if (padding != nullptr) {
     for (std::size_t i = 0; i < s.batch * s.lk; ++i) {
-      b.key_bias[i] = padding[i] ? -std::numeric_limits<float>::infinity() : 0.0f;
+      b.key_padding[i] = padding[i] ? -std::numeric_limits<float>::infinity() : 0.0f;
     }
   }
   const KvStore* cache = pass.call.cache;
@@ -205,7 +205,7 @@ simd::AttentionHeadArgs HeadArgs(const ForwardPass& pass, std::size_t b, std::si
     args.mask.additive = o.attn_mask + (o.mask_per_head ? bh * p.head_weights_size : 0);
     args.mask.ld_additive = s.lk;
   }
-  if (o.key_padding != nullptr) args.mask.key_bias = buf.key_bias + b * s.lk;
+  if (o.key_padding != nullptr) args.mask.key_padding = buf.key_padding + b * s.lk;
   args.mask.causal = o.causal;
   args.mask.causal_offset = keys.cached;
   if (buf.head_weights != nullptr) {

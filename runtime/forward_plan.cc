@@ -85,7 +85,7 @@ ForwardPlan PlanForward(const ForwardCall& call, std::size_t workers) {
   p.at.values = layout.Add(own_keys ? kv_count * p.values_stride / sizeof(float) : 0);
   p.at.scratch = layout.Add(workers * p.scratch_size);
   p.at.rotary_tables = layout.Add(workers * p.rotary_tables_size);
-  p.at.key_bias = layout.Add(o.key_padding != nullptr ? rows_k : 0);
+  p.at.key_padding = layout.Add(o.key_padding != nullptr ? rows_k : 0);
   p.at.head_weights = layout.Add(averaged ? s.batch * s.heads * p.head_weights_size : 0);
   if (p.quantize) {
     p.at.xq8 = AddQuantized(layout, rows_q, s.d_model, p.block);
@@ -121,7 +121,7 @@ ForwardBuffers PlaceBuffers(const ForwardPlan& plan, const ForwardCall& call, fl
                                    : bytes(plan.at.values);
   b.scratch = base + plan.at.scratch;
   b.rotary_tables = base + plan.at.rotary_tables;
-  b.key_bias = base + plan.at.key_bias;
+  b.key_padding = base + plan.at.key_padding;
   b.head_weights = averaged ? base + plan.at.head_weights : call.options.weights;
   b.xq8 = quantized(plan.at.xq8);
   b.xk8 = plan.k_is_q ? b.xq8 : quantized(plan.at.xk8);

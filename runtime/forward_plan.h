@@ -51,7 +51,7 @@ struct ForwardPlan {
     std::size_t q, scales, count, channel, value;
   };
   struct Offsets {
-    std::size_t q, k, v, concat, keys, values, scratch, rotary_tables, key_bias, head_weights;
+    std::size_t q, k, v, concat, keys, values, scratch, rotary_tables, key_padding, head_weights;
     QuantizedAt xq8, xk8, xv8, concat8;
     std::size_t heads_done;
   } at;
@@ -67,7 +67,7 @@ std::size_t PackedHeadStride(std::size_t bytes);
 
 // The plan's buffers in one workspace reservation (keys and values in the cache, if any).
 struct ForwardBuffers {
-  float *q, *k, *v, *concat, *scratch, *rotary_tables, *key_bias;
+  float *q, *k, *v, *concat, *scratch, *rotary_tables, *key_padding;
   std::uint8_t *keys, *values;  // in the attention kernel's layout
   float* head_weights;  // per-head weights: the caller's buffer, or the workspace when averaged
   QuantizedRows xq8, xk8, xv8, concat8;

@@ -135,11 +135,13 @@ double ScoreRow(const Forward& f, const ItemProjections& x, std::size_t b, std::
     }
     p[j] = dot * f.scale;
     if (m.softcap != 0.0f) p[j] = m.softcap * std::tanh(p[j] / m.softcap);
-    // Masks meet a NaN score as in Forward (and PyTorch): padding and attn_mask are added, so
-    // NaN stays; the window and causality remove the key, NaN or not.
+    // Masks meet a NaN score as in Forward: attn_mask is added (as in PyTorch), so NaN stays;
+    // padding, the window and causality remove the key, NaN or not.
     if (mask != nullptr) p[j] += mask[i * f.s.lk + j];
-    if (o.key_padding != nullptr && o.key_padding[b * f.s.lk + j]) p[j] += kNegInf;
-    if (!InWindow(m.window, i, j) || (o.causal && j > i)) p[j] = kNegInf;
+    if ((o.key_padding != nullptr && o.key_padding[b * f.s.lk + j]) ||
+        !InWindow(m.window, i, j) || (o.causal && j > i)) {
+      p[j] = kNegInf;
+    }
     max = std::isnan(max) || std::isnan(p[j]) ? std::numeric_limits<double>::quiet_NaN()
                                                : std::max(max, p[j]);
   }

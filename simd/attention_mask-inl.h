@@ -36,6 +36,18 @@ HWY_INLINE void AddScaledRowF32(float* HWY_RESTRICT x, const float* HWY_RESTRICT
   }
 }
 
+// x[i] = -inf where pad[i] is -inf, for i < n.
+HWY_INLINE void PadRowF32(float* HWY_RESTRICT x, const float* HWY_RESTRICT pad, size_t n) {
+  const RowTag d;
+  const size_t N = hn::Lanes(d);
+  const auto neg_inf = hn::Set(d, -std::numeric_limits<float>::infinity());
+  for (size_t i = 0; i < n; i += N) {
+    const size_t count = HWY_MIN(N, n - i);
+    const auto padded = hn::Eq(LoadPartial(d, pad + i, count), neg_inf);
+    StorePartial(d, hn::IfThenElse(padded, neg_inf, LoadPartial(d, x + i, count)), x + i, count);
+  }
+}
+
 HWY_INLINE bool AllNegInfF32(const float* HWY_RESTRICT x, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     if (!(x[i] == -std::numeric_limits<float>::infinity())) return false;
@@ -48,7 +60,7 @@ HWY_INLINE bool AllNegInfF32(const float* HWY_RESTRICT x, size_t n) {
 HWY_INLINE bool TileMasked(const AttentionMask& mask, size_t i0, size_t rows, size_t t0,
                            size_t keys) {
   if (t0 + keys <= mask.VisibleBegin(i0)) return true;
-  if (mask.key_bias != nullptr && AllNegInfF32(mask.key_bias + t0, keys)) return true;
+  if (mask.key_padding != nullptr && AllNegInfF32(mask.key_padding + t0, keys)) return true;
   if (mask.additive == nullptr) return false;
   for (size_t r = 0; r < rows; ++r) {
     if (!AllNegInfF32(mask.additive + (i0 + r) * mask.ld_additive + t0, keys)) return false;
@@ -57,15 +69,15 @@ HWY_INLINE bool TileMasked(const AttentionMask& mask, size_t i0, size_t rows, si
 }
 
 // scores[0, keys) of query row i for keys [t0, t0 + keys), in `units` per natural-log unit (the
-// core's base-2 scores: log2(e)): adds the additive mask and the key bias in those units, and
-// sets keys the row may not see to -inf.
+// core's base-2 scores: log2(e)): adds the additive mask in those units, and sets padded keys and
+// keys the row may not see to -inf.
 HWY_INLINE void ApplyMaskRow(const AttentionMask& mask, size_t i, size_t t0, size_t keys,
                              float units, float* HWY_RESTRICT scores) {
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-  if (mask.key_bias != nullptr) AddScaledRowF32(scores, mask.key_bias + t0, units, keys);
   if (mask.additive != nullptr) {
     AddScaledRowF32(scores, mask.additive + i * mask.ld_additive + t0, units, keys);
   }
+  if (mask.key_padding != nullptr) PadRowF32(scores, mask.key_padding + t0, keys);
   if (mask.ring != 0) {
     // A ring's positions wrap once within the slots: a test per key (decode rows are few).
     for (size_t j = 0; j < keys; ++j) {

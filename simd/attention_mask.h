@@ -14,8 +14,9 @@ struct AttentionMask {
   // [lq x lk] added to the scaled scores, row stride ld_additive; -inf removes a key.
   const float* additive = nullptr;
   size_t ld_additive = 0;
-  // [lk] added to every row's scores (key padding as 0 / -inf).
-  const float* key_bias = nullptr;
+  // [lk] 0 for a key, -inf for a padded one, which no row sees: its score becomes -inf, NaN or
+  // not (as under causal and the window; an additive -inf leaves a NaN score NaN).
+  const float* key_padding = nullptr;
   // Row i is at position i + causal_offset (a decode step's rows follow the cache); with
   // causal it sees keys at positions j <= its own only.
   bool causal = false;

@@ -280,7 +280,7 @@ void CheckWeightsMatchModel(const simd::AttentionKernel& kernel) {
             args.mask.additive = mask.data();
             args.mask.ld_additive = lk + 1;
           }
-          if (variant != 2) args.mask.key_bias = key_bias.data();
+          if (variant != 2) args.mask.key_padding = key_bias.data();
           args.mask.causal = variant >= 2;
           args.mask.causal_offset = variant == 3 ? lk / 2 : 0;
           args.mask.window = variant == 2 ? 40 : 0;
@@ -301,7 +301,7 @@ void CheckWeightsMatchModel(const simd::AttentionKernel& kernel) {
               double dot = key_dot.s;
               if (args.softcap > 0.0f) dot = args.softcap * std::tanh(dot / args.softcap);
               if (args.mask.additive != nullptr) dot += mask[i * (lk + 1) + j];
-              if (args.mask.key_bias != nullptr) dot += key_bias[j];
+              if (args.mask.key_padding != nullptr) dot += key_bias[j];
               if (!args.mask.Sees(i, j)) dot = -INFINITY;
               row.p[j] = dot;
               abs_max = std::max(abs_max, key_dot.abs);

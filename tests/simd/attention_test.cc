@@ -179,7 +179,7 @@ void CheckAgainstReference(AttentionHead& head, simd::AttentionHeadArgs args,
       double s = score.s;
       if (args.softcap > 0.0f) s = args.softcap * std::tanh(s / args.softcap);
       if (args.mask.additive != nullptr) s += args.mask.additive[i * (lk + 1) + j];
-      if (args.mask.key_bias != nullptr) s += args.mask.key_bias[j];
+      if (args.mask.key_padding != nullptr) s += args.mask.key_padding[j];
       if (!sees(i, j)) s = -HUGE_VAL;
       row.p[j] = s;
       row.score_err = std::fmax(row.score_err, ((dk + 4) * score.abs + 16.0) * kFloatEps);
@@ -223,7 +223,7 @@ void CheckAttentionMasks(const simd::AttentionKernel& kernel) {
             args.mask.additive = mask.data();
             args.mask.ld_additive = lk + 1;
           }
-          if (use_bias) args.mask.key_bias = key_bias.data();
+          if (use_bias) args.mask.key_padding = key_bias.data();
           args.mask.causal = causal;
           args.mask.causal_offset = offset;
           args.ldw = lk + 2;

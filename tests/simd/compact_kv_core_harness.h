@@ -119,7 +119,7 @@ struct CoreHead : AttentionHead {
       args.mask.additive = additive.data();
       args.mask.ld_additive = c.lk + 1;
     }
-    if (c.key_length > 0) args.mask.key_bias = key_bias.data();
+    if (c.key_length > 0) args.mask.key_padding = key_bias.data();
     args.softcap = c.softcap;
     args.sink = c.sink;
     args.weights = weights;
