@@ -78,12 +78,7 @@ KvCache& KvCache::operator=(KvCache&&) noexcept = default;
 // Lengths are read from what the last change published: a decode step on another thread may be
 // writing lengths itself.
 std::size_t KvCache::length() const {
-  const State& s = LiveCacheState(state_);
-  std::size_t longest = 0;
-  for (std::size_t b = 0; b < s.batch; ++b) {
-    longest = std::max(longest, s.published[b].load(std::memory_order_acquire));
-  }
-  return longest;
+  return LiveCacheState(state_).published_longest.load(std::memory_order_acquire);
 }
 
 std::size_t KvCache::length(std::size_t item) const {
@@ -176,6 +171,16 @@ namespace {
 // The room left in sequence b for a step of `step` positions, or an error naming `name`.
 void CheckRoom(const char* name, const KvCache::State& cache, std::size_t b, std::size_t step) {
   const std::size_t room = cache.max_length - cache.lengths[b];
+  if (step > room) {
+    const bool same = std::equal(cache.lengths.begin() + 1, cache.lengths.end(),
+                                 cache.lengths.begin());
+    throw Error(std::string(name) + ": the cache" +
+                (same ? std::string() : "'s sequence " + Str(b)) + " holds " +
+                Str(cache.lengths[b]) + " of " + Str(cache.max_length) + " positions, room for " +
+                Str(room) + ", got " + Str(step));
+  }
+  // Then a ring's own limit, which only a ring that wraps meets within the room (one whose slots
+  // hold max_length has no room past them); the limit it names is then below the room.
   const std::size_t ring_step = cache.slots - cache.window + 1;
   if (cache.window != 0 && cache.lengths[b] + step > cache.slots && step > ring_step) {
     // Until the ring is full a step may fill it; from then on, ring_step.
@@ -188,12 +193,6 @@ void CheckRoom(const char* name, const KvCache::State& cache, std::size_t b, std
                                    : " (" + Str(ring_step) + " once the ring is full)") +
                 ", got " + Str(step));
   }
-  if (step <= room) return;
-  const bool same = std::equal(cache.lengths.begin() + 1, cache.lengths.end(),
-                               cache.lengths.begin());
-  throw Error(std::string(name) + ": the cache" + (same ? std::string() : "'s sequence " + Str(b)) +
-              " holds " + Str(cache.lengths[b]) + " of " + Str(cache.max_length) +
-              " positions, room for " + Str(room) + ", got " + Str(step));
 }
 
 }  // namespace

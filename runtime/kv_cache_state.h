@@ -4,6 +4,7 @@
 #ifndef EDGEATTN_RUNTIME_KV_CACHE_STATE_H_
 #define EDGEATTN_RUNTIME_KV_CACHE_STATE_H_
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -30,8 +31,11 @@ struct EDGEATTN_HIDDEN KvCache::State {
   std::size_t keys_stride, values_stride;  // bytes per (sequence, key/value head)
   hwy::AlignedFreeUniquePtr<std::uint8_t[]> keys, values;
   std::atomic<bool> busy{false};  // a decode step or a change of lengths or order (CacheChange)
-  // lengths as the last change left them, for length() on any thread while another changes them.
+  // lengths and their longest as the last change left them, for length() on any thread while
+  // another changes them (the longest on its own: a max over the items as they are published
+  // could mix two changes).
   std::vector<std::atomic<std::size_t>> published;
+  std::atomic<std::size_t> published_longest{0};
 
   // Reorder's scratch, made by its first call: one sequence's keys and values (a cycle of
   // moves needs one of them set aside), the indices (copied first: the caller's buffer may be
@@ -68,9 +72,12 @@ class CacheChange {
  public:
   explicit CacheChange(KvCache::State& s) : use_(s.busy, kCacheBusy), s_(s) {}
   ~CacheChange() {
+    std::size_t longest = 0;
     for (std::size_t b = 0; b < s_.batch; ++b) {
       s_.published[b].store(s_.lengths[b], std::memory_order_release);
+      longest = std::max(longest, s_.lengths[b]);
     }
+    s_.published_longest.store(longest, std::memory_order_release);
   }
   CacheChange(const CacheChange&) = delete;
   CacheChange& operator=(const CacheChange&) = delete;

@@ -358,6 +358,14 @@ TEST(AttentionMathTest, RingThatNeverWrapsServesWiderWindows) {
   KvCache ring(narrow, length, 1), cache(wide, length, 1);
   ASSERT_EQ(ring.slots(), length);
   for (std::size_t t = 0; t < length; t += 25) {
+    // Half way, a step past the room names the room, not a ring's step limit (61 here).
+    if (t == 50) {
+      ExpectError(
+          [&] {
+            wide.Decode(context, {x.data(), 1, 62, d}, ring, {got.data(), 1, 62, d});
+          },
+          {"x.length: the cache holds 50 of 100 positions, room for 50, got 62"});
+    }
     wide.Decode(context, {x.data() + t * d, 1, 25, d}, ring, {got.data() + t * d, 1, 25, d});
     wide.Decode(context, {x.data() + t * d, 1, 25, d}, cache, {want.data() + t * d, 1, 25, d});
   }

@@ -273,14 +273,16 @@ TEST(ThreadPoolTest, CacheLengthIsReadWhileAnotherThreadDecodes) {
   std::vector<float> out(x.size());
   KvCache cache(mha, kSteps);
   Context context(1);
+  std::atomic<bool> done{false};
   std::thread decoder([&] {
     for (std::size_t t = 0; t < kSteps; ++t) {
       mha.Decode(context, {x.data() + t * 32, 1, 1, 32}, cache, {out.data() + t * 32, 1, 1, 32});
     }
+    done = true;
   });
   std::size_t seen = 0;
   bool ordered = true;
-  while (seen < kSteps && ordered) {
+  while (!done && ordered) {
     const std::size_t now = cache.length();
     ordered = now >= seen && now <= kSteps && cache.length(0) >= now;
     seen = now;
@@ -288,6 +290,37 @@ TEST(ThreadPoolTest, CacheLengthIsReadWhileAnotherThreadDecodes) {
   decoder.join();
   EXPECT_TRUE(ordered) << "read " << seen;
   EXPECT_EQ(cache.length(), kSteps);
+}
+
+// While another thread swaps two sequences of lengths 3 and 0 (Reorder) and truncates, length()
+// is always 3: the longest as one change left it, never a mix of two changes' sequences.
+TEST(ThreadPoolTest, CacheLengthIsOneChangesWhileSequencesMove) {
+  const RandomModel model(32, 4, 5);
+  const MultiheadAttention mha(model.config, model.view());
+  const std::vector<float> x = RandomActivations(2 * 3 * 32, 6);
+  std::vector<float> out(x.size());
+  KvCache cache(mha, 4, 2);
+  Context context(1);
+  const std::size_t steps[] = {3, 0};
+  mha.Decode(context, {x.data(), 2, 3, 32}, cache, {out.data(), 2, 3, 32}, {steps, 2});
+  std::atomic<bool> done{false};
+  std::thread mover([&] {
+    const std::size_t swap[] = {1, 0};
+    for (int i = 0; i < 20000; ++i) {
+      cache.Reorder({swap, 2});
+      cache.Truncate(3);
+    }
+    done = true;
+  });
+  std::size_t wrong = 0;
+  while (!done) {
+    const std::size_t longest = cache.length();
+    const std::size_t first = cache.length(0);
+    if (longest != 3 || (first != 0 && first != 3)) ++wrong;
+  }
+  mover.join();
+  EXPECT_EQ(wrong, 0u);
+  EXPECT_EQ(cache.length(), 3u);
 }
 
 // A cross-attention memory serves readers on several threads at once; projecting into it while
