@@ -306,7 +306,7 @@ TEST(ThreadPoolTest, CacheLengthIsOneChangesWhileSequencesMove) {
   std::atomic<bool> done{false};
   std::thread mover([&] {
     const std::size_t swap[] = {1, 0};
-    for (int i = 0; i < 20000; ++i) {
+    for (int i = 0; i < 5000; ++i) {
       cache.Reorder({swap, 2});
       cache.Truncate(3);
     }
