@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <type_traits>
+
 #include "hwy/highway.h"
 #include "simd/attention_bf16dot.h"
 #include "simd/attention_kv.h"
@@ -114,6 +116,9 @@ HWY_INLINE void RoundRowToHalfStrided(const float* HWY_RESTRICT x, size_t n, siz
 template <class Format, class D>
 HWY_INLINE void PackHalfKeyGroup(D d, const float* HWY_RESTRICT k, size_t ldk, size_t dk,
                                  uint16_t* HWY_RESTRICT panel_lane) {
+  // Format::Bits takes a row vector: a TransposeTag vector is one on every target (capped at
+  // the full width on x86, one block elsewhere, SVE's vectors all one type).
+  static_assert(std::is_same<hn::Vec<D>, hn::Vec<HalfRowTag>>::value, "a HalfRowTag vector");
   const hn::Rebind<uint16_t, D> d16;
   const hn::RebindToSigned<D> di;
   const size_t L = hn::Lanes(d);
@@ -127,7 +132,8 @@ HWY_INLINE void PackHalfKeyGroup(D d, const float* HWY_RESTRICT k, size_t ldk, s
                  panel_lane + (c + j) * kGemmPanelWidth);
     }
   }
-  for (size_t r = 0; c < dk && r < L; ++r) {
+  if (c == dk) return;
+  for (size_t r = 0; r < L; ++r) {
     RoundRowToHalfStrided<Format>(k + r * ldk + c, dk - c, kGemmPanelWidth,
                                   panel_lane + c * kGemmPanelWidth + r);
   }

@@ -1,9 +1,10 @@
 // The int8 kernels' pack (attention_kv.h's layout): keys a vector of positions at a time, values
-// one by one. A vector of keys is transposed so that each channel is one vector of positions:
-// the rotation's butterflies become whole-vector adds and subtracts, each key's largest |x| a
-// vertical max, its scale one division for all, and four channels' bytes one vector of the
-// panel's words, stored whole. Every step is the per-key code's operation on each lane, so the
-// bytes are those of PackI8Key (kv_int8_rows-inl.h), which keys outside a whole vector take.
+// a pair of positions at a time. A vector of keys is transposed so that each channel is one
+// vector of positions: the rotation's butterflies become whole-vector adds and subtracts, each
+// key's largest |x| a vertical max, its scale one division for all, and four channels' bytes one
+// vector of the panel's words, stored whole. Every step is the per-key code's operation on each
+// lane, so the bytes are those of PackI8Key and PackI8Value (kv_int8_rows-inl.h), which keys
+// outside a whole vector and values outside a whole pair take.
 
 #if defined(EDGEATTN_SIMD_KV_INT8_PACK_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EDGEATTN_SIMD_KV_INT8_PACK_INL_H_
@@ -30,6 +31,23 @@ namespace edgeattn {
 namespace simd {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
+
+// A float's bits without its sign, and those of infinity: |x|'s bits above kInfBits are NaN.
+inline constexpr int32_t kAbsBits = 0x7FFFFFFF;
+inline constexpr int32_t kInfBits = 0x7F800000;
+
+// The 32-bit lanes of v stored as bytes from p (unaligned): the panels are byte arrays.
+// HWY_SCALAR's single lane has no byte view, so it is copied.
+template <class DI>
+HWY_INLINE void StoreLaneBytes(DI /* tag */, hn::Vec<DI> v, uint8_t* HWY_RESTRICT p) {
+#if HWY_TARGET == HWY_SCALAR
+  const auto lane = hn::GetLane(v);
+  memcpy(p, &lane, sizeof(lane));
+#else
+  const hn::Repartition<uint8_t, DI> d8;
+  hn::StoreU(hn::BitCast(d8, v), d8, p);
+#endif
+}
 
 // Channels [c0, c0 + n) of Lanes(d) keys (rows ldk apart) into rows[c - c0] (Lanes(d) floats
 // each): four channels at a time, the last n % 4 one by one.
@@ -69,7 +87,7 @@ template <class D>
 HWY_INLINE void AddToKeyMaxBits(D d, const float* HWY_RESTRICT rows, size_t n,
                                 hn::Vec<hn::RebindToSigned<D>>& max_bits) {
   const hn::RebindToSigned<D> di;
-  const auto magnitude = hn::Set(di, 0x7FFFFFFF);
+  const auto magnitude = hn::Set(di, kAbsBits);
   for (size_t c = 0; c < n; ++c) {
     const auto bits = hn::BitCast(di, hn::Load(d, rows + c * hn::Lanes(d)));
     max_bits = hn::Max(max_bits, hn::And(bits, magnitude));
@@ -79,10 +97,10 @@ HWY_INLINE void AddToKeyMaxBits(D d, const float* HWY_RESTRICT rows, size_t n,
 // I8RowScaleOfMax for each key: NaN and a zero factor where a value was not finite, zeros below
 // kMinI8RowMax, else max / 127 and 127 / max.
 template <class D>
-HWY_INLINE void ScalesOfKeyMaxBits(D d, hn::Vec<hn::RebindToSigned<D>> max_bits,
-                                   hn::Vec<D>& scale, hn::Vec<D>& inverse) {
+HWY_INLINE void ScalesOfKeyMaxBits(D d, hn::Vec<hn::RebindToSigned<D>> max_bits, hn::Vec<D>& scale,
+                                   hn::Vec<D>& inverse) {
   const hn::RebindToSigned<D> di;
-  const auto finite = hn::RebindMask(d, hn::Lt(max_bits, hn::Set(di, 0x7F800000)));
+  const auto finite = hn::RebindMask(d, hn::Lt(max_bits, hn::Set(di, kInfBits)));
   const auto max = hn::BitCast(d, max_bits);
   const auto k127 = hn::Set(d, 127.0f);
   const auto usable = hn::And(finite, hn::Ge(max, hn::Set(d, kMinI8RowMax)));
@@ -91,14 +109,13 @@ HWY_INLINE void ScalesOfKeyMaxBits(D d, hn::Vec<hn::RebindToSigned<D>> max_bits,
   inverse = hn::IfThenElseZero(usable, hn::Div(k127, max));
 }
 
-// Channel row x rounded with each key's factor (0 where the factor is 0, as RoundRowToI8's
-// zero row), in int32 lanes.
+// Channel row x rounded with each key's factor, in int32 lanes; `zero`: the keys whose factor is
+// 0, whose bytes are zeros (RoundRowToI8's zero row; their products may be NaN: 0 x inf).
 template <class D>
 HWY_INLINE hn::Vec<hn::RebindToSigned<D>> RoundKeyRow(D d, const float* HWY_RESTRICT x,
-                                                      hn::Vec<D> inverse) {
-  const hn::RebindToSigned<D> di;
-  const auto q = hn::NearestInt(hn::Mul(hn::Load(d, x), inverse));
-  return hn::IfThenZeroElse(hn::RebindMask(di, hn::Eq(inverse, hn::Zero(d))), q);
+                                                      hn::Vec<D> inverse,
+                                                      hn::Mask<hn::RebindToSigned<D>> zero) {
+  return hn::IfThenZeroElse(zero, hn::NearestInt(hn::Mul(hn::Load(d, x), inverse)));
 }
 
 // Channel rows [0, n) of the keys, rounded, into the groups from `group` on of the panel's lanes
@@ -107,18 +124,18 @@ template <class D>
 HWY_INLINE void StoreKeyGroups(D d, const float* HWY_RESTRICT rows, size_t n, hn::Vec<D> inverse,
                                size_t group, size_t lane, uint8_t* HWY_RESTRICT panel) {
   const hn::RebindToSigned<D> di;
-  const hn::Repartition<uint8_t, D> d8;
   const size_t L = hn::Lanes(d);
+  const auto zero = hn::RebindMask(di, hn::Eq(inverse, hn::Zero(d)));
   const auto low_byte = hn::Set(di, 0xFF);
   const auto offset = hn::Set(di, static_cast<int32_t>(0x80808080u));
   for (size_t c = 0; c < n; c += 4) {
     auto word = hn::Zero(di);
     for (size_t b = 0; b < 4 && c + b < n; ++b) {
-      const auto byte = hn::And(RoundKeyRow(d, rows + (c + b) * L, inverse), low_byte);
+      const auto byte = hn::And(RoundKeyRow(d, rows + (c + b) * L, inverse, zero), low_byte);
       word = hn::Or(word, hn::ShiftLeftSame(byte, static_cast<int>(8 * b)));
     }
-    hn::StoreU(hn::BitCast(d8, hn::Xor(word, offset)), d8,
-               panel + (group + c / 4) * kI8KeyGroupBytes + lane * 4);
+    StoreLaneBytes(di, hn::Xor(word, offset),
+                   panel + (group + c / 4) * kI8KeyGroupBytes + lane * 4);
   }
 }
 
@@ -126,8 +143,8 @@ HWY_INLINE void StoreKeyGroups(D d, const float* HWY_RESTRICT rows, size_t n, hn
 // PackI8Key packs each: rotated per block, rounded with the rotated key's scale. A key of more
 // than one chunk is rotated twice (scale, then bytes), one of a single chunk keeps its rotation.
 template <class D>
-HWY_INLINE void PackI8KeyGroup(D d, const float* HWY_RESTRICT k, size_t ldk, size_t dk,
-                               size_t lane, uint8_t* HWY_RESTRICT panel) {
+HWY_INLINE void PackI8KeyGroup(D d, const float* HWY_RESTRICT k, size_t ldk, size_t dk, size_t lane,
+                               uint8_t* HWY_RESTRICT panel) {
   const size_t block = I8RotationBlock(dk);
   HWY_ALIGN float rows[kMaxI8RotationBlock * 16];  // TransposeTag: at most 16 lanes
   auto max_bits = hn::Zero(hn::RebindToSigned<D>());
@@ -147,8 +164,8 @@ HWY_INLINE void PackI8KeyGroup(D d, const float* HWY_RESTRICT k, size_t ldk, siz
     }
     StoreKeyGroups(d, rows, n, inverse, c / 4, lane, panel);
   }
-  const hn::Repartition<uint8_t, D> d8;
-  hn::StoreU(hn::BitCast(d8, scale), d8, panel + I8Groups(dk) * kI8KeyGroupBytes + lane * 4);
+  const hn::RebindToSigned<D> di;
+  StoreLaneBytes(di, hn::BitCast(di, scale), panel + I8Groups(dk) * kI8KeyGroupBytes + lane * 4);
 }
 
 // Values of positions 2p and 2p + 1 (va, vb) into pair row p of a value panel (lane = 2p), as
@@ -167,12 +184,15 @@ HWY_INLINE void PackI8ValuePair(const float* HWY_RESTRICT va, const float* HWY_R
   // (its products may be NaN: 0 x inf).
   const auto bytea = hn::Set(di, sa.inverse == 0.0f ? 0 : 0xFF);
   const auto byteb = hn::Set(di, sb.inverse == 0.0f ? 0 : 0xFF);
-  uint16_t* HWY_RESTRICT pair = reinterpret_cast<uint16_t*>(panel + lane / 2 * I8ValuePairBytes(dk));
+  uint16_t* HWY_RESTRICT pair =
+      reinterpret_cast<uint16_t*>(panel + lane / 2 * I8ValuePairBytes(dk));
   const size_t padded = I8ValuePairBytes(dk) / 2;  // channels, the padding's zeros included
   for (size_t c = 0; c < padded; c += N) {
     const size_t n = c < dk ? dk - c : 0;
-    const auto qa = hn::NearestInt(hn::Mul(LoadPartial(d, va + c, HWY_MIN(n, N)), inva));
-    const auto qb = hn::NearestInt(hn::Mul(LoadPartial(d, vb + c, HWY_MIN(n, N)), invb));
+    // Past dk nothing is read (and the pointer stays inside the row).
+    const size_t from = HWY_MIN(c, dk);
+    const auto qa = hn::NearestInt(hn::Mul(LoadPartial(d, va + from, HWY_MIN(n, N)), inva));
+    const auto qb = hn::NearestInt(hn::Mul(LoadPartial(d, vb + from, HWY_MIN(n, N)), invb));
     const auto word = hn::Or(hn::And(qa, bytea), hn::ShiftLeft<8>(hn::And(qb, byteb)));
     hn::StoreU(hn::DemoteTo(d16, word), d16, pair + c);
   }
@@ -180,18 +200,13 @@ HWY_INLINE void PackI8ValuePair(const float* HWY_RESTRICT va, const float* HWY_R
   memcpy(panel + I8ValueScalesOffset(dk) + (lane + 1) * sizeof(float), &sb.scale, sizeof(float));
 }
 
-// The int8 kernels' AttentionKernel::pack (attention.h): keys [first, first + count), a vector
-// of them at a time where they fill one inside a panel, and their values; then the panel's lanes
-// past `stored` keys zeroed.
-inline void PackI8KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t first,
-                             size_t count, size_t stored, size_t dk, void* keys_bytes,
-                             void* values_bytes) {
-  uint8_t* keys = static_cast<uint8_t*>(keys_bytes);
-  uint8_t* values = static_cast<uint8_t*>(values_bytes);
-  const size_t panel_bytes = I8PanelBytes(dk);
-  const size_t value_panel_bytes = I8ValuePanelBytes(dk);
+// Keys [first, first + count) (rows ldk apart), a vector of them at a time where they fill one
+// inside a panel, one by one elsewhere.
+HWY_INLINE void PackI8Keys(const float* HWY_RESTRICT k, size_t ldk, size_t first, size_t count,
+                           size_t dk, uint8_t* HWY_RESTRICT keys) {
   const TransposeTag<float> d;
   const size_t L = hn::Lanes(d);
+  const size_t panel_bytes = I8PanelBytes(dk);
   for (size_t t = 0; t < count;) {
     const size_t key = first + t, lane = key % kI8KeyPanel;
     uint8_t* panel = keys + key / kI8KeyPanel * panel_bytes;
@@ -203,9 +218,16 @@ inline void PackI8KeysValues(const float* k, size_t ldk, const float* v, size_t 
       ++t;
     }
   }
+}
+
+// Values [first, first + count) (rows ldv apart), a pair of positions at a time where both are
+// given, one by one elsewhere (keeping its partner's bytes, or zeroing them past `stored`).
+HWY_INLINE void PackI8Values(const float* HWY_RESTRICT v, size_t ldv, size_t first, size_t count,
+                             size_t stored, size_t dk, uint8_t* HWY_RESTRICT values) {
+  const size_t panel_bytes = I8ValuePanelBytes(dk);
   for (size_t t = 0; t < count;) {
     const size_t key = first + t, lane = key % kI8ValuePanel;
-    uint8_t* panel = values + key / kI8ValuePanel * value_panel_bytes;
+    uint8_t* panel = values + key / kI8ValuePanel * panel_bytes;
     if (lane % 2 == 0 && t + 1 < count) {
       PackI8ValuePair(v + t * ldv, v + (t + 1) * ldv, dk, lane, panel);
       t += 2;
@@ -214,8 +236,18 @@ inline void PackI8KeysValues(const float* k, size_t ldk, const float* v, size_t 
       ++t;
     }
   }
+}
+
+// The int8 kernels' AttentionKernel::pack (attention.h): keys and values [first, first + count),
+// then the panel's lanes past `stored` keys zeroed.
+inline void PackI8KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t first,
+                             size_t count, size_t stored, size_t dk, void* keys_bytes,
+                             void* values_bytes) {
+  uint8_t* keys = static_cast<uint8_t*>(keys_bytes);
+  PackI8Keys(k, ldk, first, count, dk, keys);
+  PackI8Values(v, ldv, first, count, stored, dk, static_cast<uint8_t*>(values_bytes));
   if (stored % kI8KeyPanel != 0) {
-    ZeroI8KeysFrom(dk, stored % kI8KeyPanel, keys + stored / kI8KeyPanel * panel_bytes);
+    ZeroI8KeysFrom(dk, stored % kI8KeyPanel, keys + stored / kI8KeyPanel * I8PanelBytes(dk));
   }
 }
 

@@ -468,11 +468,14 @@ void CheckNonFinite(const simd::AttentionKernel& kernel) {
 
 // An int8 kernel's pack leaves the model's bytes: keys and values appended in two calls (a cache's
 // prefill and next step), strided rows, a second panel partly filled, a zero row, a key and a
-// value too small to scale and rows with infinity or NaN; the buffers start as garbage, so a byte
-// the pack should write and does not shows.
+// value too small to scale, a key whose largest rotated |x| is exactly the smallest that scales
+// and one just below, rows with infinity or NaN and a key whose rotation overflows; dk with
+// rotation blocks of 1 to 128, below 4 channels and past 4, in one chunk of 128 channels or two
+// (the second rotated too at 256); the buffers start as garbage, so a byte the pack should write
+// and does not shows.
 void CheckI8PackMatchesModel(const simd::AttentionKernel& kernel) {
   if (kernel.kv != simd::KvType::kI8) return;
-  for (size_t dk : {1, 3, 17, 63, 64, 96, 129}) {
+  for (size_t dk : {1, 2, 3, 6, 17, 63, 64, 96, 129, 130, 256}) {
     SCOPED_TRACE(dk);
     const size_t lk = 70 + dk % 2, ld = dk + 5;  // the last panel's fill from lane 6 or 7
     std::vector<float> k = RandomNormal(lk * ld, 80 + dk, 1.5f);
@@ -481,6 +484,13 @@ void CheckI8PackMatchesModel(const simd::AttentionKernel& kernel) {
     std::fill(k.begin() + 5 * ld, k.begin() + 5 * ld + dk, 0.0f);
     std::fill(v.begin() + 6 * ld, v.begin() + 6 * ld + dk, 1e-38f);
     std::fill(k.begin() + 9 * ld, k.begin() + 9 * ld + dk, 1e-39f);  // rotated, still below
+    k[11 * ld + dk / 3] = std::numeric_limits<float>::quiet_NaN();
+    k[12 * ld] = k[12 * ld + dk - 1] = 3e38f;  // finite; their butterfly's sum is not
+    // One channel of x: its rotation is +-x in each channel of the block, so the largest is x.
+    // (Rows 14 and 15: the rewrites below repack 10 and 13 one by one.)
+    std::fill(k.begin() + 14 * ld, k.begin() + 16 * ld, 0.0f);
+    k[14 * ld] = std::nextafter(simd::kMinI8RowMax, 0.0f);
+    k[15 * ld] = simd::kMinI8RowMax;
     k[7 * ld] = std::numeric_limits<float>::infinity();
     v[8 * ld + dk - 1] = std::numeric_limits<float>::quiet_NaN();
     std::vector<uint8_t> keys(kernel.keys_bytes(lk, dk), 0xCD);
