@@ -55,18 +55,6 @@ HWY_INLINE void ScatterKeyChannels(const float* HWY_RESTRICT key, size_t c0, siz
   for (size_t c = c0; c < dk; ++c) panel[c * kGemmPanelWidth] = key[c];
 }
 
-// Lanes(d) keys (rows ldk apart) into as many adjacent lanes of a key panel: four channels at a
-// time (a whole vector of the panel's row each), the last dk % 4 channels one by one.
-template <class D>
-HWY_INLINE void TransposeKeys(D d, const float* HWY_RESTRICT k, size_t ldk, size_t dk,
-                              float* HWY_RESTRICT panel) {
-  size_t c = 0;
-  for (; c + 4 <= dk; c += 4) {
-    TransposeFourColumns(d, k + c, ldk, panel + c * kGemmPanelWidth, kGemmPanelWidth);
-  }
-  for (size_t r = 0; r < hn::Lanes(d); ++r) ScatterKeyChannels(k + r * ldk, c, dk, panel + r);
-}
-
 // A call's key and value rows: position t's at k + t ldk and v + t ldv, t < count.
 struct F32PackSource {
   const float* k;
@@ -93,7 +81,8 @@ HWY_INLINE void PackF32Group(D d, const F32PackSource& s, size_t t, size_t j,
     PrefetchPosition(s, t + r + kPackRowsAhead);
     CopyF32Row(s.v + (t + r) * s.ldv, s.dk, values + r * s.dk);
   }
-  TransposeKeys(d, s.k + (t + j) * s.ldk, s.ldk, s.dk, panel_lane + j);
+  // Each channel is a row of the panel: the keys' columns.
+  TransposeColumns(d, s.k + (t + j) * s.ldk, s.ldk, s.dk, panel_lane + j, kGemmPanelWidth);
 }
 
 // Positions [t, t + n) of the call, all in one key panel from the lane at panel_lane on, their

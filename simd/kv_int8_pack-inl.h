@@ -49,19 +49,6 @@ HWY_INLINE void StoreLaneBytes(DI /* tag */, hn::Vec<DI> v, uint8_t* HWY_RESTRIC
 #endif
 }
 
-// Channels [c0, c0 + n) of Lanes(d) keys (rows ldk apart) into rows[c - c0] (Lanes(d) floats
-// each): four channels at a time, the last n % 4 one by one.
-template <class D>
-HWY_INLINE void TransposeKeyChannels(D d, const float* HWY_RESTRICT k, size_t ldk, size_t c0,
-                                     size_t n, float* HWY_RESTRICT rows) {
-  const size_t L = hn::Lanes(d);
-  size_t c = 0;
-  for (; c + 4 <= n; c += 4) TransposeFourColumns(d, k + c0 + c, ldk, rows + c * L, L);
-  for (; c < n; ++c) {
-    for (size_t r = 0; r < L; ++r) rows[c * L + r] = k[r * ldk + c0 + c];
-  }
-}
-
 // The contract's rotation (RotateI8Blocks) of n channel rows per block of `block`: level half
 // maps rows (j, j + half) to (a + c, a - c), a level at a time.
 template <class D>
@@ -150,7 +137,8 @@ HWY_INLINE void PackI8KeyGroup(D d, const float* HWY_RESTRICT k, size_t ldk, siz
   auto max_bits = hn::Zero(hn::RebindToSigned<D>());
   for (size_t c = 0; c < dk; c += kMaxI8RotationBlock) {
     const size_t n = I8KeyChunk(dk, c);
-    TransposeKeyChannels(d, k, ldk, c, n, rows);
+    // The chunk's channels, each a row of the Lanes(d) keys.
+    TransposeColumns(d, k + c, ldk, n, rows, hn::Lanes(d));
     RotateKeyRows(d, rows, n, block);
     AddToKeyMaxBits(d, rows, n, max_bits);
   }
@@ -159,7 +147,7 @@ HWY_INLINE void PackI8KeyGroup(D d, const float* HWY_RESTRICT k, size_t ldk, siz
   for (size_t c = 0; c < dk; c += kMaxI8RotationBlock) {
     const size_t n = I8KeyChunk(dk, c);
     if (dk > kMaxI8RotationBlock) {
-      TransposeKeyChannels(d, k, ldk, c, n, rows);
+      TransposeColumns(d, k + c, ldk, n, rows, hn::Lanes(d));
       RotateKeyRows(d, rows, n, block);
     }
     StoreKeyGroups(d, rows, n, inverse, c / 4, lane, panel);

@@ -102,6 +102,18 @@ HWY_INLINE void TransposeFourColumns(D d, const hn::TFromD<D>* HWY_RESTRICT src,
 }
 #endif
 
+// dst[c * ld_dst + r] = src[r * ld_src + c] for c < n and r < Lanes(d): n columns of Lanes(d)
+// rows, four at a time (a whole vector of dst each), the last n % 4 word by word.
+template <class D>
+HWY_INLINE void TransposeColumns(D d, const hn::TFromD<D>* HWY_RESTRICT src, size_t ld_src,
+                                 size_t n, hn::TFromD<D>* HWY_RESTRICT dst, size_t ld_dst) {
+  size_t c = 0;
+  for (; c + 4 <= n; c += 4) TransposeFourColumns(d, src + c, ld_src, dst + c * ld_dst, ld_dst);
+  for (; c < n; ++c) {
+    for (size_t r = 0; r < hn::Lanes(d); ++r) dst[c * ld_dst + r] = src[r * ld_src + c];
+  }
+}
+
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
 }  // namespace simd
