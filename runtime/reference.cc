@@ -10,6 +10,15 @@
 namespace edgeattn {
 namespace {
 
+// x in float's range: +-inf where rounding x to float would overflow (from FLT_MAX + half its
+// ulp on, ties going to the even infinity), x itself otherwise. The reference computes in double
+// for its precision, not its range: where Forward (and PyTorch) store a projection or a score in
+// float, a value too large for float is infinite here too.
+double InFloatRange(double x) {
+  constexpr double kOverflow = (2.0 - 0x1p-24) * 0x1p127;
+  return std::fabs(x) >= kOverflow ? std::copysign(std::numeric_limits<double>::infinity(), x) : x;
+}
+
 // y[r][n] = sum_k x[r][k] * w[n][k] + bias[n], for r < rows and n < n_out.
 std::vector<double> Project(const float* x, std::size_t rows, std::size_t d, const float* w,
                             const float* bias, std::size_t n_out) {
@@ -18,7 +27,7 @@ std::vector<double> Project(const float* x, std::size_t rows, std::size_t d, con
     for (std::size_t n = 0; n < n_out; ++n) {
       double sum = bias != nullptr ? bias[n] : 0.0;
       for (std::size_t k = 0; k < d; ++k) sum += static_cast<double>(x[r * d + k]) * w[n * d + k];
-      y[r * n_out + n] = sum;
+      y[r * n_out + n] = InFloatRange(sum);
     }
   }
   return y;
@@ -133,7 +142,7 @@ double ScoreRow(const Forward& f, const ItemProjections& x, std::size_t b, std::
     for (std::size_t c = 0; c < f.dk; ++c) {
       dot += x.q[i * f.d + h * f.dk + c] * x.k[j * f.kvd + g * f.dk + c];
     }
-    p[j] = dot * f.scale;
+    p[j] = InFloatRange(dot * f.scale);
     if (m.softcap != 0.0f) p[j] = m.softcap * std::tanh(p[j] / m.softcap);
     // Masks meet a NaN score as in Forward: attn_mask is added (as in PyTorch), so NaN stays;
     // padding, the window and causality remove the key, NaN or not.
@@ -207,7 +216,7 @@ void ProjectOutput(const Forward& f, std::size_t b, std::size_t lq,
         acc = f.w.out_bias != nullptr ? f.w.out_bias[n] : 0.0;
         for (std::size_t c = 0; c < d; ++c) acc += concat[i * d + c] * f.w.out[n * d + c];
       }
-      out.data[(b * f.s.lq + i) * d + n] = static_cast<float>(acc);
+      out.data[(b * f.s.lq + i) * d + n] = static_cast<float>(InFloatRange(acc));
     }
   }
 }

@@ -1,5 +1,6 @@
 // Masks, padded batches, attention weights and grouped-query heads on the fast paths (fp32 and
 // int8 projections, every K/V format, several thread counts) against the float reference.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -233,6 +234,45 @@ TEST(AttentionOptionsTest, NanKeyAtPaddedPositionIsDropped) {
         << i << ": " << out[i] << " " << ref[i];
   }
   EXPECT_LE(MaxAbsDiff(out, ref), 4.0 * (2 * 32 + lk) * kFloatEps * (1.0 + MaxAbs(ref)));
+}
+
+// Finite inputs whose scores or projections leave float's range: Forward computes in float,
+// as PyTorch does, and the reference, in double, keeps double's precision but float's range, so
+// that the rows come out non-finite in both and the others agree. Row 1 is scaled by 1e22 (its
+// own scores reach 1e44: infinite, a NaN row wherever one is +inf), row 3 by 1e37 (its
+// projections reach 1e37 x |w| x sqrt(d) ~ 1e38, some beyond float), the rest stay normal (their
+// scores against rows 1 and 3 reach 1e22 and 1e37, finite).
+TEST(AttentionOptionsTest, ValuesBeyondFloatRangeAreInfiniteInTheReferenceToo) {
+  const GqaModel model(32, 4, 4, 5);
+  const MultiheadAttention mha(model.config, model.view());
+  Inputs in(1, 6, 6, 32, 12);
+  for (std::size_t c = 0; c < 32; ++c) {
+    in.q[1 * 32 + c] *= 1e22f;
+    in.q[3 * 32 + c] *= 1e37f;
+  }
+  std::vector<float> out(in.q.size()), ref(in.q.size());
+  Context context(1);
+  mha.Forward(context, in.tq(), {out.data(), 1, 6, 32});
+  ReferenceForward(model.config, model.view(), in.tq(), in.tq(), in.tq(), {ref.data(), 1, 6, 32});
+  std::size_t non_finite_rows = 0;
+  for (std::size_t i = 0; i < 6; ++i) {
+    bool out_finite = true, ref_finite = true;
+    double row_max = 0.0, row_diff = 0.0;
+    for (std::size_t c = 0; c < 32; ++c) {
+      out_finite = out_finite && std::isfinite(out[i * 32 + c]);
+      ref_finite = ref_finite && std::isfinite(ref[i * 32 + c]);
+      row_max = std::max(row_max, std::fabs(double(ref[i * 32 + c])));
+      row_diff = std::max(row_diff, std::fabs(double(out[i * 32 + c]) - ref[i * 32 + c]));
+    }
+    EXPECT_EQ(out_finite, ref_finite) << "row " << i << ": " << out[i * 32] << " " << ref[i * 32];
+    if (!ref_finite) ++non_finite_rows;
+    // A finite row is a softmax-weighted sum of values up to 1e37 x |w| (each rounded in float
+    // by Forward), so its error bound is relative to the largest such value in the row.
+    if (out_finite && ref_finite) {
+      EXPECT_LE(row_diff, 1e-4 * (1.0 + row_max)) << "row " << i;
+    }
+  }
+  EXPECT_GE(non_finite_rows, 1u);  // the case the test is for
 }
 
 // The self-attention overload uses the query lengths for the keys too.
