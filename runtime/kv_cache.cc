@@ -8,6 +8,7 @@
 #include "runtime/kv_cache_state.h"
 #include "runtime/forward_plan.h"
 #include "runtime/mha_validation.h"
+#include "runtime/multihead_attention_impl.h"
 #include "runtime/text_checks.h"
 #include "simd/attention.h"
 
@@ -50,6 +51,7 @@ KvCache::KvCache(const MultiheadAttention& mha, std::size_t max_length, std::siz
   s->d_model = config.d_model;
   s->heads = config.num_heads;
   s->kv_heads = KvHeads(config);
+  s->kv_fingerprint = mha.impl_->kv_fingerprint;
   s->batch = batch;
   s->max_length = max_length;
   s->lengths.assign(batch, 0);
@@ -197,14 +199,23 @@ void CheckRoom(const char* name, const KvCache::State& cache, std::size_t b, std
 
 }  // namespace
 
-MhaShape ValidateDecode(const Config& config, const ConstTensor& x, const Tensor& out,
-                        const Span<const std::size_t>& step_lengths, const KvCache::State& cache) {
+MhaShape ValidateDecode(const MultiheadAttention::Impl& op, const ConstTensor& x,
+                        const Tensor& out, const Span<const std::size_t>& step_lengths,
+                        const KvCache::State& cache) {
+  const Config& config = op.config;
   if (cache.d_model != config.d_model || cache.heads != config.num_heads ||
       cache.kv_heads != KvHeads(config)) {
     throw Error("cache: made for d_model " + Str(cache.d_model) + ", " + Str(cache.heads) +
                 " heads, " + Str(cache.kv_heads) + " key/value heads; this operator has " +
                 Str(config.d_model) + ", " + Str(config.num_heads) + ", " +
                 Str(KvHeads(config)));
+  }
+  // Another layer's keys and values, of the same shape, would give silently wrong attention.
+  if (cache.kv_fingerprint != op.kv_fingerprint) {
+    throw Error(
+        "cache: made for an operator with other key/value projections (another layer, or this "
+        "layer's weights in another precision or with another norm or rotary embedding); a "
+        "KvCache holds the keys and values of one layer's operators: make one per layer");
   }
   // A ring that wraps holds the positions its window sees: an operator that sees more would
   // attend to the ring's positions only, silently. (One whose slots hold max_length never wraps.)

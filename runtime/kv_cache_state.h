@@ -21,6 +21,7 @@ namespace edgeattn {
 
 struct EDGEATTN_HIDDEN KvCache::State {
   std::size_t d_model, heads, kv_heads;  // of the operator it was made for
+  std::uint64_t kv_fingerprint;           // its KvProjectionFingerprint
   std::size_t batch, max_length;
   std::size_t window;  // the operator's (0: none)
   KvFormat format;
@@ -95,9 +96,10 @@ inline constexpr std::size_t kRingSlack = 64;
 void AppendedPositions(KvCache::State& cache, std::size_t b, std::size_t n);
 
 // Checks a decode step's input, output and per-sequence step lengths (null: x.length each)
-// against the configuration and the cache; returns the step's shape (lq = lk = x.length).
-MhaShape ValidateDecode(const Config& config, const ConstTensor& x, const Tensor& out,
-                        const Span<const std::size_t>& step_lengths, const KvCache::State& cache);
+// against the operator and the cache; returns the step's shape (lq = lk = x.length).
+MhaShape ValidateDecode(const MultiheadAttention::Impl& op, const ConstTensor& x,
+                        const Tensor& out, const Span<const std::size_t>& step_lengths,
+                        const KvCache::State& cache);
 
 }  // namespace edgeattn
 

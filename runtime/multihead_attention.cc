@@ -13,6 +13,7 @@
 #include "runtime/half_weights.h"
 #include "runtime/int8_weight_file.h"
 #include "runtime/kv_cache_state.h"
+#include "runtime/kv_projection_fingerprint.h"
 #include "runtime/mha_forward.h"
 #include "runtime/mha_validation.h"
 #include "runtime/multihead_attention_impl.h"
@@ -65,6 +66,8 @@ void MultiheadAttention::Impl::Build(const simd::ProjectionKernel& kernel, const
   projections.k = PackedProjection(kernel, w.k, w.k_scale, w.k_bias, kvd, d, block);
   projections.v = PackedProjection(kernel, w.v, w.v_scale, w.v_bias, kvd, d, block);
   projections.out = PackedProjection(kernel, w.out, w.out_scale, w.out_bias, d, d, block);
+  kv_fingerprint = KvProjectionFingerprint(
+      {kernel.weights, w.k, w.v, w.k_scale, w.v_scale, w.k_bias, w.v_bias, kvd, d}, math);
 }
 
 void MultiheadAttention::Impl::BuildInt8(const Int8Weights& w) {
@@ -248,7 +251,7 @@ void MultiheadAttention::Decode(Context& context, ConstTensor x, KvCache& cache,
   const Impl& impl = Live(impl_);
   KvCache::State& c = LiveCacheState(cache.state_);
   const CacheChange cache_change(c);
-  const MhaShape shape = ValidateDecode(impl.config, x, out, step_lengths, c);
+  const MhaShape shape = ValidateDecode(impl, x, out, step_lengths, c);
   MhaOptions options;
   options.causal = true;
   options.query_lengths = options.key_lengths = step_lengths.data;

@@ -33,6 +33,8 @@ struct EDGEATTN_HIDDEN MultiheadAttention::Impl {
   };
 
   std::uint64_t id = NewOperatorId();
+  // What makes its keys and values (KvProjectionFingerprint): a KvCache's check of its layer.
+  std::uint64_t kv_fingerprint = 0;
   Config config;
   StepMath math;
   MhaProjections projections;

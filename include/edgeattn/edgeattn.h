@@ -259,7 +259,8 @@ EDGEATTN_C_API edgeattn_status edgeattn_forward_ex(const edgeattn_operator* op,
                                                    const edgeattn_forward_options* options);
 
 /* A KV cache for incremental decoding with op: room for max_length positions of batch
- * sequences. */
+ * sequences. It holds op's layer's keys and values: edgeattn_decode with an operator of other
+ * key/value projections (another layer, or another precision) fails. */
 EDGEATTN_C_API edgeattn_status edgeattn_kv_cache_create(const edgeattn_operator* op,
                                                         size_t max_length, size_t batch,
                                                         edgeattn_kv_cache** out);

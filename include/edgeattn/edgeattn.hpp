@@ -297,7 +297,10 @@ class SafetensorsFile;
 // far as the ring still holds every key the next step needs. One call at a time: a Decode,
 // Truncate, Reorder or Clear while another thread's call uses the cache throws edgeattn::Error.
 // length() may be read on any thread meanwhile: it gives the lengths the last of those left.
-// A moved-from cache throws on every call.
+// It holds one layer's keys and values: Decode by an operator with other key/value projections
+// (another layer's, or another precision's) throws; one of the same weights that attends
+// differently (window, softcap, sinks, kernels) may share it. A moved-from cache throws on every
+// call.
 class EDGEATTN_API KvCache {
  public:
   KvCache(const MultiheadAttention& mha, std::size_t max_length, std::size_t batch = 1);
@@ -480,6 +483,7 @@ class EDGEATTN_API MultiheadAttention {
 
  private:
   friend class CrossAttentionMemory;  // made for one operator: it records which
+  friend class KvCache;               // made for one layer: it records what makes its keys
   MultiheadAttention();
   static MultiheadAttention LoadLayer(const SafetensorsFile& file, const LoadOptions& options);
   std::unique_ptr<Impl> impl_;

@@ -153,6 +153,48 @@ TEST(KvCacheTest, RejectsOverflowAndMismatch) {
       {"KvCache: moved-from"});
 }
 
+// A cache holds one layer's keys and values: another layer's operator of the same shape is
+// refused, as is one whose keys differ in a single weight, a single value bias, or in precision
+// (int8 of the same weights); one of the same weights that only attends differently (a softcap,
+// Wq and Wo of its own) decodes into it.
+TEST(KvCacheTest, AnotherLayerOfTheSameShapeIsRefused) {
+  const GqaModel model(32, 4, 2, 1);
+  const MultiheadAttention mha(model.config, model.view());
+  std::vector<float> x(32, 0.5f), out(32);
+  Context context(1);
+  KvCache cache(mha, 8);
+  mha.Decode(context, {x.data(), 1, 1, 32}, cache, {out.data(), 1, 1, 32});
+  const auto refused = [&](const Config& config, const GqaModel& layer) {
+    const MultiheadAttention other(config, layer.view());
+    ExpectError(
+        [&] {
+          other.Decode(context, {x.data(), 1, 1, 32}, cache, {out.data(), 1, 1, 32});
+        },
+        {"cache: made for an operator with other key/value projections (another layer"});
+    EXPECT_EQ(cache.length(), 1u);
+  };
+  refused(model.config, GqaModel(32, 4, 2, 2));
+  GqaModel one_weight = model;
+  one_weight.wk[9 * 32 + 5] += 1e-3f;  // of 16 x 32: every weight is sampled
+  refused(model.config, one_weight);
+  GqaModel one_bias = model;
+  one_bias.bv[13] = -one_bias.bv[13];
+  refused(model.config, one_bias);
+  Config int8 = model.config;
+  int8.precision = Precision::kInt8;
+  refused(int8, model);
+  GqaModel same_kv = GqaModel(32, 4, 2, 9);
+  same_kv.wk = model.wk;
+  same_kv.wv = model.wv;
+  same_kv.bk = model.bk;
+  same_kv.bv = model.bv;
+  Config capped = model.config;
+  capped.math.softcap = 30.0f;
+  const MultiheadAttention shares(capped, same_kv.view());
+  shares.Decode(context, {x.data(), 1, 1, 32}, cache, {out.data(), 1, 1, 32});
+  EXPECT_EQ(cache.length(), 2u);
+}
+
 // Values are stored at the head's width, not padded to a vector: a narrow head's cache costs
 // what its keys and values need.
 TEST(KvCacheTest, NarrowHeadsCostTheirWidth) {
