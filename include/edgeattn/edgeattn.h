@@ -1,7 +1,10 @@
 /* edgeattn C API (C99): multi-head attention as PyTorch's nn.MultiheadAttention computes it,
  * for apps that call in from C, JNI, Swift or any FFI. Nothing thrown crosses this boundary:
  * every call returns a status, and on failure edgeattn_last_error() describes it (which
- * argument, what was expected, what came). Tensors are row-major float32.
+ * argument, what was expected, what came). Tensors are row-major float32. A call that creates
+ * an object into `*out` first sets `*out` to NULL, so on failure it holds NULL, not what it
+ * held before: keep live handles in variables of their own. Float weights are taken as given,
+ * unchecked: a NaN or infinite weight makes every output row it reaches NaN.
  *
  * Compatibility: the structs a caller fills in grow only by fields appended at their end, whose
  * zero keeps the earlier behaviour (e.g. edgeattn_config.kv_format, 0: fp32); zero-initialise
@@ -220,10 +223,10 @@ EDGEATTN_C_API void edgeattn_context_destroy(edgeattn_context* context);
  *   run concurrently on any threads (the calling thread included), in any order; items never
  *   block on each other, so a pool of any size, even one that runs them one by one on the
  *   calling thread, completes. items is the pool's workers.
- * What the library checks, at no cost to a correct pool: an item index out of range or run a
- * second time is not run again, and an item not run by the time run() returns, makes the call
- * fail with EDGEATTN_ERROR_INVALID_ARGUMENT naming edgeattn_thread_pool.run (its outputs, and a
- * KV cache it appended to, are then unspecified). An item run after run() has returned cannot
+ * What the library checks, at no cost to a correct pool: an item index out of range, an item
+ * run a second time (neither is run again) or an item not run by the time run() returns makes
+ * the call fail with EDGEATTN_ERROR_INVALID_ARGUMENT naming edgeattn_thread_pool.run and the
+ * counts (its outputs, and a KV cache it appended to, are then unspecified). An item run after run() has returned cannot
  * be detected: that is undefined behaviour. */
 typedef void (*edgeattn_pool_item)(void* item_context, size_t item);
 typedef struct edgeattn_thread_pool {
