@@ -97,7 +97,10 @@ std::size_t CheckHeader(const std::uint8_t* bytes, std::size_t size, const FailF
 // A tensor entry's fields as read; checked once the entry's object is read, so that the errors
 // come in one order whatever the fields' order.
 struct TensorFields {
-  bool has_dtype = false, has_shape = false, shape_unsigned = true, offsets_valid = false;
+  bool has_dtype = false, has_shape = false, shape_unsigned = true;
+  // What is wrong with data_offsets, for the message ("none": the entry has none); empty: two
+  // offsets were read.
+  std::string offsets_problem = "none";
   std::string dtype;
   std::vector<std::size_t> shape;
   std::uint64_t offsets[2] = {0, 0};
@@ -120,7 +123,10 @@ void ReadShape(JsonReader& json, TensorFields* fields) {
 }
 
 void ReadOffsets(JsonReader& json, TensorFields* fields) {
-  if (json.Peek() != JsonReader::Kind::kArray) return json.Skip();
+  if (json.Peek() != JsonReader::Kind::kArray) {
+    fields->offsets_problem = "no array";
+    return json.Skip();
+  }
   json.BeginArray();
   std::size_t count = 0;
   bool all_unsigned = true;
@@ -135,7 +141,13 @@ void ReadOffsets(JsonReader& json, TensorFields* fields) {
     if (count < 2) fields->offsets[count] = offset;
     ++count;
   }
-  fields->offsets_valid = all_unsigned && count == 2;
+  if (!all_unsigned) {
+    fields->offsets_problem = "a value that is not an integer in [0, 2^64)";
+  } else if (count != 2) {
+    fields->offsets_problem = std::to_string(count) + " value" + (count == 1 ? "" : "s");
+  } else {
+    fields->offsets_problem.clear();
+  }
 }
 
 // The entry's fields other than dtype, shape and data_offsets are skipped, not stored.
@@ -175,7 +187,10 @@ TensorInfo ParseTensor(const std::string& name, JsonReader& json, const FailFn& 
   if (!fields.has_shape) throw fail(where + "missing shape");
   if (!fields.shape_unsigned) throw fail(where + "shape holds a non-integer or negative");
   TensorInfo info{known->dtype, std::move(fields.shape), 0, 0};
-  if (!fields.offsets_valid) throw fail(where + "expected data_offsets [begin, end]");
+  if (!fields.offsets_problem.empty()) {
+    throw fail(where + "expected data_offsets [begin, end] of two integers, got " +
+               fields.offsets_problem);
+  }
   const std::uint64_t begin = fields.offsets[0];
   const std::uint64_t end = fields.offsets[1];
   if (begin > end) {

@@ -109,7 +109,19 @@ TEST(SafetensorsTest, MalformedFiles) {
       FileWithHeader(R"({"a": {"dtype": "F32", "shape": [1.5], "data_offsets": [0, 4]}})", 4),
       "non-integer");
   ExpectRejected(FileWithHeader(R"({"a": {"dtype": "F32", "shape": [1]}})", 4),
-                 "data_offsets [begin, end]");
+                 "tensor 'a': expected data_offsets [begin, end] of two integers, got none");
+  // Each malformed data_offsets says what came.
+  const auto offsets = [](const std::string& value) {
+    return FileWithHeader(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": )" + value +
+                              "}}",
+                          4);
+  };
+  ExpectRejected(offsets("\"0, 4\""), "of two integers, got no array");
+  ExpectRejected(offsets("[4]"), "of two integers, got 1 value");
+  ExpectRejected(offsets("[0, 4, 8]"), "of two integers, got 3 values");
+  for (const char* bad : {"[-1, 4]", "[0, 4.5]", "[99999999999999999999999, 4]", "[0, \"4\"]"}) {
+    ExpectRejected(offsets(bad), "got a value that is not an integer in [0, 2^64)");
+  }
   ExpectRejected(
       FileWithHeader(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}})", 4),
       "the tensors need 8 bytes of data, the file has 4");
