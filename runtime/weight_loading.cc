@@ -40,9 +40,16 @@ Config FloatConfig(const SafetensorsFile& file, const MatchedNames& names,
                 "' holds float weights, which do not record the number of attention heads; "
                 "pass it (edgeattn run --heads N)");
   }
+  // The caller's number, checked against the file's d_model here, where the message can say
+  // where d_model came from.
+  if (options.num_heads > d || d % options.num_heads != 0) {
+    throw Error("num_heads: expected a divisor of d_model " + Str(d) + " (from '" +
+                Printable(out_name) + "' in '" + file.source() + "'), got " +
+                Str(options.num_heads));
+  }
   std::size_t kv_heads = 0;
   const std::string& k_name = names.weights[kK];
-  if (!k_name.empty() && d % options.num_heads == 0) {
+  if (!k_name.empty()) {
     const TensorInfo& k = file.Info(k_name);
     const std::size_t dk = d / options.num_heads;
     if (k.shape.size() != 2 || k.shape[0] == 0 || k.shape[0] % dk != 0) {

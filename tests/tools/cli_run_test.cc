@@ -118,7 +118,12 @@ TEST(CliTest, RunErrorsNameTheArgument) {
                            c.Path("_query.npy") + " --output " + ::testing::TempDir() + "x.npy";
   Result r = RunCli(base + " --heads 3");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.output.find("multiple of num_heads (3)"), std::string::npos) << r.output;
+  const std::string heads_error = "num_heads: expected a divisor of d_model 16 (from "
+                                  "'out_proj.weight' in '" + c.Path(".safetensors") + "'), got 3";
+  EXPECT_NE(r.output.find(heads_error), std::string::npos) << r.output;
+  r = RunCli(base + " --heads 17");
+  EXPECT_NE(r.output.find("num_heads: expected a divisor of d_model 16"), std::string::npos)
+      << r.output;
   r = RunCli(base + " --heads 4 --key " + c.Path("_query.npy"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("--key and --value"), std::string::npos) << r.output;
