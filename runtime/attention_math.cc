@@ -3,16 +3,11 @@
 #include <cmath>
 #include <string>
 
+#include "runtime/mha_validation.h"
 #include "runtime/text_checks.h"
 
 namespace edgeattn {
 namespace {
-
-std::string FloatStr(float value) {
-  if (std::isnan(value)) return "NaN";
-  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  return std::to_string(value);
-}
 
 // A float option that is 0 (off) or finite and positive.
 void CheckOffOrPositive(const char* name, float value) {
@@ -52,15 +47,6 @@ void CheckRotary(const AttentionMath& m, std::size_t head_dim) {
                 FloatStr(m.rotary_base));
   }
   CheckPositive("rotary_scaling", m.rotary_scaling);
-}
-
-void CheckFinite(const char* name, const FloatSpan& span) {
-  for (std::size_t i = 0; i < span.size; ++i) {
-    if (!std::isfinite(span.data[i])) {
-      throw Error(std::string(name) + "[" + Str(i) + "]: expected a finite value, got " +
-                  FloatStr(span.data[i]));
-    }
-  }
 }
 
 // An optional per-head weight: absent, or `size` finite floats.

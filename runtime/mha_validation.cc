@@ -1,5 +1,7 @@
 #include "runtime/mha_validation.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
@@ -18,6 +20,8 @@ void CheckRange(const char* name, std::size_t value, std::size_t lo, std::size_t
   }
 }
 
+// A weight or bias of `expected` finite floats (a NaN or infinite weight would make every row
+// it reaches NaN: refused here, naming it, as a corrupt checkpoint's should be).
 void CheckSpan(const char* name, const FloatSpan& span, std::size_t expected,
                const std::string& shape, bool optional) {
   if (span.data == nullptr) {
@@ -29,6 +33,7 @@ void CheckSpan(const char* name, const FloatSpan& span, std::size_t expected,
     throw Error(std::string(name) + ": expected " + Str(expected) + " floats " + shape +
                 ", got " + Str(span.size));
   }
+  CheckFinite(name, span);
 }
 
 // a * b * ..., or SIZE_MAX when the product overflows (then no span can match it).
@@ -95,6 +100,26 @@ void CheckOutputsApart(const MhaShape& s, const Tensor& out, const ForwardOption
 }
 
 }  // namespace
+
+// Blocks without an early exit, which compilers vectorise (a weight matrix is millions of
+// values); the first bad value is looked for only in a block that has one.
+void CheckFinite(const char* name, const FloatSpan& span) {
+  constexpr std::size_t kBlock = 1024;
+  for (std::size_t begin = 0; begin < span.size; begin += kBlock) {
+    const std::size_t end = std::min(span.size, begin + kBlock);
+    bool finite = true;
+    for (std::size_t i = begin; i < end; ++i) {
+      finite &= std::fabs(span.data[i]) <= std::numeric_limits<float>::max();
+    }
+    if (finite) continue;
+    for (std::size_t i = begin; i < end; ++i) {
+      if (!(std::fabs(span.data[i]) <= std::numeric_limits<float>::max())) {
+        throw Error(std::string(name) + "[" + Str(i) + "]: expected a finite value, got " +
+                    FloatStr(span.data[i]));
+      }
+    }
+  }
+}
 
 const std::size_t* CheckLengths(const char* name, const Span<const std::size_t>& lengths,
                                 std::size_t batch, std::size_t length) {

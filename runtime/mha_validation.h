@@ -11,6 +11,9 @@ namespace edgeattn {
 void ValidateConfig(const Config& config);
 void ValidateWeights(const Config& config, const WeightsView& weights);
 
+// Every value of span finite, else an error naming the first that is not (name[i]).
+void CheckFinite(const char* name, const FloatSpan& span);
+
 // num_kv_heads resolved (0 = num_heads), and the width of the key/value projections.
 std::size_t KvHeads(const Config& config);
 std::size_t KvDim(const Config& config);

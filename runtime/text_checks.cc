@@ -1,8 +1,15 @@
 #include "runtime/text_checks.h"
 
+#include <cmath>
 #include <cstdio>
 
 namespace edgeattn {
+
+std::string FloatStr(float value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  return std::to_string(value);
+}
 
 std::string Printable(const std::string& text) {
   std::string out;

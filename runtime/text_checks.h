@@ -17,6 +17,9 @@ std::string Printable(const std::string& text);
 // A count in error messages.
 inline std::string Str(std::size_t value) { return std::to_string(value); }
 
+// A float in error messages: NaN, inf and -inf by name.
+std::string FloatStr(float value);
+
 // "[2, 3]": a tensor shape in error messages.
 std::string ShapeText(const std::vector<std::size_t>& shape);
 

@@ -3,8 +3,7 @@
  * every call returns a status, and on failure edgeattn_last_error() describes it (which
  * argument, what was expected, what came). Tensors are row-major float32. A call that creates
  * an object into `*out` first sets `*out` to NULL, so on failure it holds NULL, not what it
- * held before: keep live handles in variables of their own. Float weights are taken as given,
- * unchecked: a NaN or infinite weight makes every output row it reaches NaN.
+ * held before: keep live handles in variables of their own.
  *
  * Compatibility: the structs a caller fills in grow only by fields appended at their end, whose
  * zero keeps the earlier behaviour (e.g. edgeattn_config.kv_format, 0: fp32); zero-initialise

@@ -200,19 +200,21 @@ TEST(HalfWeightsTest, ValuesBeyondFp16AreNamedErrors) {
               {"projection_kernel", "fp16", "f32_6x4v"});
 }
 
-// NaN and infinite weights behave as in fp32: the outputs they reach are not finite.
-TEST(HalfWeightsTest, NonFiniteWeightsPropagate) {
-  for (float bad :
-       {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
-    RandomModel model(32, 4, 12);
-    model.out_proj_weight[3 * 32 + 7] = bad;  // output feature 3
-    const std::vector<float> x = RandomActivations(5 * 32, 13);
-    for (Precision precision : kHalves) {
-      const std::vector<float> y = SelfAttention(Build(model, precision), x, 5);
-      for (std::size_t r = 0; r < 5; ++r) {
-        for (std::size_t c = 0; c < 32; ++c) {
-          EXPECT_EQ(std::isfinite(y[r * 32 + c]), c != 3) << r << "," << c;
-        }
+// NaN and infinite weights are refused in every precision, naming the first, as a corrupt
+// checkpoint's should be (they would make every output row they reach NaN); so is the last of
+// a 64 x 64 matrix, in the check's fourth block of 1024.
+TEST(HalfWeightsTest, NonFiniteWeightsAreRefused) {
+  for (float bad : {std::numeric_limits<float>::quiet_NaN(),
+                    -std::numeric_limits<float>::infinity()}) {
+    for (std::size_t at : {std::size_t{3 * 64 + 7}, std::size_t{64 * 64 - 1}}) {
+      RandomModel model(64, 4, 12);
+      model.out_proj_weight[at] = bad;
+      for (Precision precision : {Precision::kFp32, Precision::kInt8, Precision::kBf16,
+                                  Precision::kFp16}) {
+        const std::string message = "out_proj.weight[" + std::to_string(at) +
+                                    "]: expected a finite value, got " +
+                                    (bad != bad ? "NaN" : "-inf");
+        ExpectError([&] { Build(model, precision); }, {message.c_str()});
       }
     }
   }
