@@ -105,6 +105,26 @@ DType HalfDType(Precision precision) {
   return DType::kF32;
 }
 
+// Every value of a 16-bit weight tensor finite (its exponent bits not all ones), as the float
+// path's operator checks its weights; else an error naming the tensor and the first bad value.
+void CheckHalfFinite(const SafetensorsFile& file, const std::string& name,
+                     const std::uint16_t* values, std::size_t count, DType dtype) {
+  const std::uint16_t exponent = dtype == DType::kBF16 ? 0x7F80 : 0x7C00;
+  constexpr std::size_t kBlock = 1024;  // blocks without an early exit, as CheckFinite
+  for (std::size_t begin = 0; begin < count; begin += kBlock) {
+    const std::size_t end = std::min(count, begin + kBlock);
+    bool finite = true;
+    for (std::size_t i = begin; i < end; ++i) finite &= (values[i] & exponent) != exponent;
+    if (finite) continue;
+    for (std::size_t i = begin; i < end; ++i) {
+      if ((values[i] & exponent) != exponent) continue;
+      throw Error("safetensors '" + file.source() + "': '" + Printable(name) + "'[" + Str(i) +
+                  "]: expected a finite value, got " +
+                  ((values[i] & ~exponent & 0x7FFF) != 0 ? "NaN" : "inf"));
+    }
+  }
+}
+
 // Views the weight tensors as 16-bit values when every one is stored in the precision's format
 // with its expected shape; otherwise leaves the layer alone for the float path, which converts
 // them (and reports any shape or dtype it cannot take).
@@ -126,6 +146,11 @@ void ViewHalfWeights(const SafetensorsFile& file, const MatchedNames& names,
       return;
     }
     views[slot] = reinterpret_cast<const std::uint16_t*>(data);
+  }
+  for (std::size_t slot = 0; slot < kSlots; ++slot) {
+    if (views[slot] != nullptr) {
+      CheckHalfFinite(file, names.weights[slot], views[slot], rows[slot] * d, dtype);
+    }
   }
   layer->half = true;
   std::copy(std::begin(views), std::end(views), layer->half_weights);

@@ -220,5 +220,35 @@ TEST(HalfWeightsTest, NonFiniteWeightsAreRefused) {
   }
 }
 
+// A 16-bit file's weights, loaded as they are, are checked as the float path checks them: a NaN
+// or infinite weight is refused naming the tensor and the value, as is a NaN float bias beside
+// them.
+TEST(HalfWeightsTest, NonFiniteHalfFileWeightsAreRefused) {
+  for (Precision precision : kHalves) {
+    const DType dtype = precision == Precision::kBf16 ? DType::kBF16 : DType::kF16;
+    for (float bad : {std::numeric_limits<float>::quiet_NaN(),
+                      std::numeric_limits<float>::infinity()}) {
+      RandomModel model(64, 4, 8);
+      model.out_proj_weight[64 * 64 - 1] = bad;
+      const std::vector<std::uint8_t> file = LayerFile(model, dtype, dtype);
+      const std::string message = "'out_proj.weight'[4095]: expected a finite value, got " +
+                                  std::string(bad != bad ? "NaN" : "inf");
+      ExpectError(
+          [&] {
+            MultiheadAttention::LoadFromMemory(file.data(), file.size(), Options(4, precision));
+          },
+          {message.c_str()});
+    }
+    RandomModel model(64, 4, 8);
+    model.in_proj_bias[70] = std::numeric_limits<float>::quiet_NaN();
+    const std::vector<std::uint8_t> file = LayerFile(model, dtype, dtype);
+    ExpectError(
+        [&] {
+          MultiheadAttention::LoadFromMemory(file.data(), file.size(), Options(4, precision));
+        },
+        {"in_proj_bias[70]: expected a finite value, got NaN"});
+  }
+}
+
 }  // namespace
 }  // namespace edgeattn
