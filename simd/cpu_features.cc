@@ -81,7 +81,9 @@ bool CpuRunsAmxInt8() {
 
 bool CpuRunsAmxBf16() {
 #if defined(__x86_64__) && defined(__linux__)
-  static const bool runs = DetectAmx(1u << 22);
+  // The bf16 tile kernels round their fp32 operands with vcvtneps2bf16 (AVX512-BF16), which a
+  // virtual machine may hide while it exposes the tiles.
+  static const bool runs = DetectAmx(1u << 22) && CpuHasAvx512Bf16();
   return runs;
 #else
   return false;

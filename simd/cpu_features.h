@@ -21,7 +21,8 @@ bool CpuHasAvx512Fp16();
 // faults). False elsewhere.
 bool CpuRunsAmxInt8();
 
-// AMX with bf16 tiles (tdpbf16ps): the same checks with CPUID leaf 7 EDX bit 22 (AMX-BF16).
+// AMX with bf16 tiles (tdpbf16ps): the same checks with CPUID leaf 7 EDX bit 22 (AMX-BF16), and
+// AVX512-BF16, with which the bf16 tile kernels round their operands.
 bool CpuRunsAmxBf16();
 
 // The Armv8.2 dot product (sdot, udot) on AArch64: always where the whole build targets it
