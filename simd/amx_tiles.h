@@ -35,6 +35,16 @@ static_assert(sizeof(AmxTileConfig) == 64, "ldtilecfg reads 64 bytes");
 inline void LoadTileConfig(const AmxTileConfig& config) {
   __asm__ volatile("ldtilecfg %0" : : "m"(config));
 }
+
+// tileloadd, with the memory it reads made visible to the compiler. g++'s _tile_loadd (12 at
+// least) gives its asm only the address and stride, not the rows or a "memory" clobber, so
+// stores to a buffer that nothing but tile loads reads (the rounded activations on the stack)
+// could be moved past the load or dropped. A macro: the tile number must be an immediate.
+#define EDGEATTN_TILE_LOADD(tile, base, stride) \
+  do {                                          \
+    __asm__ volatile("" : : : "memory");        \
+    _tile_loadd(tile, base, stride);            \
+  } while (0)
 #endif
 
 }  // namespace simd

@@ -266,14 +266,14 @@ struct AmxEngine {
       _tile_zero(3);
       for (size_t k = 0; k < pairs; k += 16) {
         const uint16_t* slice = panel + k * kKeyPairRow;
-        _tile_loadd(4, b.q + k, b.ldq * sizeof(uint32_t));
-        _tile_loadd(5, slice, kKeyStride);
+        EDGEATTN_TILE_LOADD(4, b.q + k, b.ldq * sizeof(uint32_t));
+        EDGEATTN_TILE_LOADD(5, slice, kKeyStride);
         _tile_dpbf16ps(0, 4, 5);
-        _tile_loadd(6, slice + kBf16PerVector, kKeyStride);
+        EDGEATTN_TILE_LOADD(6, slice + kBf16PerVector, kKeyStride);
         _tile_dpbf16ps(1, 4, 6);
-        _tile_loadd(5, slice + 2 * kBf16PerVector, kKeyStride);
+        EDGEATTN_TILE_LOADD(5, slice + 2 * kBf16PerVector, kKeyStride);
         _tile_dpbf16ps(2, 4, 5);
-        _tile_loadd(6, slice + 3 * kBf16PerVector, kKeyStride);
+        EDGEATTN_TILE_LOADD(6, slice + 3 * kBf16PerVector, kKeyStride);
         _tile_dpbf16ps(3, 4, 6);
       }
       float* s = b.scores + p0;
@@ -315,23 +315,23 @@ struct AmxEngine {
     for (size_t c = 0; c < b.ldacc; c += 64) {
       const bool four = b.ldacc - c >= 64;  // else two tiles: dk is a multiple of 32
       float* acc = b.acc + c;
-      _tile_loadd(0, acc, acc_stride);
-      _tile_loadd(1, acc + 16, acc_stride);
+      EDGEATTN_TILE_LOADD(0, acc, acc_stride);
+      EDGEATTN_TILE_LOADD(1, acc + 16, acc_stride);
       if (four) {
-        _tile_loadd(2, acc + 32, acc_stride);
-        _tile_loadd(3, acc + 48, acc_stride);
+        EDGEATTN_TILE_LOADD(2, acc + 32, acc_stride);
+        EDGEATTN_TILE_LOADD(3, acc + 48, acc_stride);
       }
       for (size_t j = 0; j < keys; j += 32) {
         const uint16_t* v = (j < whole ? values + j / 2 * ldv : tail) + 2 * c;
-        _tile_loadd(4, b.p + j, kPStride);
-        _tile_loadd(5, v, v_stride);
+        EDGEATTN_TILE_LOADD(4, b.p + j, kPStride);
+        EDGEATTN_TILE_LOADD(5, v, v_stride);
         _tile_dpbf16ps(0, 4, 5);
-        _tile_loadd(6, v + kBf16PerVector, v_stride);
+        EDGEATTN_TILE_LOADD(6, v + kBf16PerVector, v_stride);
         _tile_dpbf16ps(1, 4, 6);
         if (four) {
-          _tile_loadd(5, v + 2 * kBf16PerVector, v_stride);
+          EDGEATTN_TILE_LOADD(5, v + 2 * kBf16PerVector, v_stride);
           _tile_dpbf16ps(2, 4, 5);
-          _tile_loadd(6, v + 3 * kBf16PerVector, v_stride);
+          EDGEATTN_TILE_LOADD(6, v + 3 * kBf16PerVector, v_stride);
           _tile_dpbf16ps(3, 4, 6);
         }
       }

@@ -71,26 +71,26 @@ HWY_INLINE void AccumulateChunk(const uint16_t* HWY_RESTRICT rounded, const uint
   size_t q = 0;
   for (; q + kBf16AmxStepPairs <= pairs; q += kBf16AmxStepPairs) {
     const uint8_t* w = weights + q * kBf16PairRowBytes;
-    _tile_loadd(4, rounded + 2 * q, lda);
-    _tile_loadd(5, w, kBf16PairRowBytes);
+    EDGEATTN_TILE_LOADD(4, rounded + 2 * q, lda);
+    EDGEATTN_TILE_LOADD(5, w, kBf16PairRowBytes);
     _tile_dpbf16ps(0, 4, 5);
-    _tile_loadd(5, w + 64, kBf16PairRowBytes);
+    EDGEATTN_TILE_LOADD(5, w + 64, kBf16PairRowBytes);
     _tile_dpbf16ps(1, 4, 5);
-    _tile_loadd(5, w + 128, kBf16PairRowBytes);
+    EDGEATTN_TILE_LOADD(5, w + 128, kBf16PairRowBytes);
     _tile_dpbf16ps(2, 4, 5);
-    _tile_loadd(5, w + 192, kBf16PairRowBytes);
+    EDGEATTN_TILE_LOADD(5, w + 192, kBf16PairRowBytes);
     _tile_dpbf16ps(3, 4, 5);
   }
   if (q == pairs) return;
   const uint8_t* w = weights + q * kBf16PairRowBytes;
-  _tile_loadd(6, rounded + 2 * q, lda);
-  _tile_loadd(7, w, kBf16PairRowBytes);
+  EDGEATTN_TILE_LOADD(6, rounded + 2 * q, lda);
+  EDGEATTN_TILE_LOADD(7, w, kBf16PairRowBytes);
   _tile_dpbf16ps(0, 6, 7);
-  _tile_loadd(7, w + 64, kBf16PairRowBytes);
+  EDGEATTN_TILE_LOADD(7, w + 64, kBf16PairRowBytes);
   _tile_dpbf16ps(1, 6, 7);
-  _tile_loadd(7, w + 128, kBf16PairRowBytes);
+  EDGEATTN_TILE_LOADD(7, w + 128, kBf16PairRowBytes);
   _tile_dpbf16ps(2, 6, 7);
-  _tile_loadd(7, w + 192, kBf16PairRowBytes);
+  EDGEATTN_TILE_LOADD(7, w + 192, kBf16PairRowBytes);
   _tile_dpbf16ps(3, 6, 7);
 }
 
@@ -101,10 +101,10 @@ HWY_NOINLINE void Bf16AmxPanelRows(const float* HWY_RESTRICT a, size_t lda, size
                                    const float* HWY_RESTRICT bias, float* HWY_RESTRICT c,
                                    size_t ldc, size_t cols) {
   if (bias != nullptr) {
-    _tile_loadd(0, bias, 0);
-    _tile_loadd(1, bias + kBf16AmxTileFeatures, 0);
-    _tile_loadd(2, bias + 2 * kBf16AmxTileFeatures, 0);
-    _tile_loadd(3, bias + 3 * kBf16AmxTileFeatures, 0);
+    EDGEATTN_TILE_LOADD(0, bias, 0);
+    EDGEATTN_TILE_LOADD(1, bias + kBf16AmxTileFeatures, 0);
+    EDGEATTN_TILE_LOADD(2, bias + 2 * kBf16AmxTileFeatures, 0);
+    EDGEATTN_TILE_LOADD(3, bias + 3 * kBf16AmxTileFeatures, 0);
   } else {
     _tile_zero(0);
     _tile_zero(1);

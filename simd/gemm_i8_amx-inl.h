@@ -93,20 +93,20 @@ HWY_INLINE BlockGroups GroupsOfBlock(const I8Layout& L, size_t b) {
 HWY_INLINE void AccumulateBlock(const int8_t* HWY_RESTRICT rows_q, size_t ldq,
                                 const int8_t* HWY_RESTRICT panel, const int32_t* starts,
                                 const BlockGroups& groups) {
-  _tile_loadd(0, starts, 0);
-  _tile_loadd(1, starts + kAmxTileFeatures, 0);
-  _tile_loadd(2, starts + 2 * kAmxTileFeatures, 0);
-  _tile_loadd(3, starts + 3 * kAmxTileFeatures, 0);
+  EDGEATTN_TILE_LOADD(0, starts, 0);
+  EDGEATTN_TILE_LOADD(1, starts + kAmxTileFeatures, 0);
+  EDGEATTN_TILE_LOADD(2, starts + 2 * kAmxTileFeatures, 0);
+  EDGEATTN_TILE_LOADD(3, starts + 3 * kAmxTileFeatures, 0);
   for (size_t g = groups.begin; g < groups.tiles; g += kAmxTileGroups) {
     const int8_t* weights = panel + g * kGemmI8GroupBytes;
-    _tile_loadd(4, rows_q + 4 * g, ldq);
-    _tile_loadd(5, weights, kGemmI8GroupBytes);
+    EDGEATTN_TILE_LOADD(4, rows_q + 4 * g, ldq);
+    EDGEATTN_TILE_LOADD(5, weights, kGemmI8GroupBytes);
     _tile_dpbusd(0, 4, 5);
-    _tile_loadd(6, weights + 64, kGemmI8GroupBytes);
+    EDGEATTN_TILE_LOADD(6, weights + 64, kGemmI8GroupBytes);
     _tile_dpbusd(1, 4, 6);
-    _tile_loadd(5, weights + 128, kGemmI8GroupBytes);
+    EDGEATTN_TILE_LOADD(5, weights + 128, kGemmI8GroupBytes);
     _tile_dpbusd(2, 4, 5);
-    _tile_loadd(6, weights + 192, kGemmI8GroupBytes);
+    EDGEATTN_TILE_LOADD(6, weights + 192, kGemmI8GroupBytes);
     _tile_dpbusd(3, 4, 6);
   }
 }
