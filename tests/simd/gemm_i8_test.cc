@@ -87,15 +87,34 @@ void TestQuantizeMatchesScalar(int64_t target) {
       }
     }
   }
-  // Non-finite input: NaN scale for that block only.
-  std::vector<float> x(8, 1.0f);
-  x[5] = std::numeric_limits<float>::infinity();
-  std::vector<int8_t> q(8);
-  std::vector<float> scales(2);
-  simd::QuantizeRowsI8(x.data(), 8, 1, 8, 4, q.data(), scales.data(), {},
-                       simd::QuantizedBytes::kSigned);
-  EXPECT_EQ(scales[0], 1.0f / 127.0f);
-  EXPECT_TRUE(std::isnan(scales[1]));
+}
+
+// Non-finite input: a NaN scale for the block holding it, the others' as usual, whether the
+// value is in a block's first vector, a middle one or the row's last, partial one (a maximum
+// across vectors may drop a NaN: only the finiteness check across them keeps it).
+void TestQuantizeNonFiniteBlocks(int64_t /* target */) {
+  const size_t k = 129;
+  for (size_t block : {size_t{4}, size_t{32}, size_t{96}}) {
+    for (size_t at : {size_t{2}, size_t{block / 2 + 17}, k - 1}) {
+      for (float bad : {std::numeric_limits<float>::quiet_NaN(),
+                        -std::numeric_limits<float>::infinity()}) {
+        std::vector<float> x(k, 1.0f);
+        x[at] = bad;
+        const size_t blocks = simd::QuantBlockCount(k, block);
+        std::vector<int8_t> q(simd::QuantizedRowStride(k));
+        std::vector<float> scales(blocks);
+        simd::QuantizeRowsI8(x.data(), k, 1, k, block, q.data(), scales.data(), {},
+                             simd::QuantizedBytes::kSigned);
+        for (size_t b = 0; b < blocks; ++b) {
+          if (b == at / block) {
+            EXPECT_TRUE(std::isnan(scales[b])) << "block " << block << " at " << at;
+          } else {
+            EXPECT_EQ(scales[b], 1.0f / 127.0f) << "block " << block << " at " << at << " b " << b;
+          }
+        }
+      }
+    }
+  }
 }
 
 // Quantized activation rows as QuantizeRowsI8 leaves them, with their outliers.
@@ -325,11 +344,14 @@ void TestEveryKernelMatchesScalar(int64_t target) {
 // converts.
 void TestEveryKernelExtremeValues(int64_t target) {
   const TargetFacts facts = testing_support::FactsOf(target);
-  for (size_t k : {256, 1024, 4096}) {
+  // k = block = 65536, the largest block: a block's sum of 255 x -128 per value (the offset
+  // form's largest) reaches -2.14e9, within int32 by 0.4%.
+  for (size_t k : {256, 1024, 4096, 65536}) {
     for (size_t block : {size_t{64}, size_t{252}, size_t{256}, k}) {
+      if (k == 65536 && block != k) continue;
       for (int8_t wv : {int8_t{127}, int8_t{-128}}) {
         for (int8_t xv : {int8_t{127}, int8_t{-128}}) {
-          const size_t m = 5, n = 70;
+          const size_t m = k == 65536 ? 1 : 5, n = 70;
           const Qd8Rows a(m, k, block, std::vector<int8_t>(m * k, xv), 9);
           const Qc8Weights w = MakeWeights(n, std::vector<int8_t>(n * k, wv), true);
           const std::vector<float> want = ScalarC(facts, a, w);
@@ -355,10 +377,9 @@ Qd8Rows QuantizeWithOutliers(const std::vector<float>& x, size_t m, size_t k, si
   return a;
 }
 
-// Outlier channels leave the int8 row (quantized as 0, scales from the other values) and come
-// back in float: value * dequantized weight, added after the int8 result.
-void TestEveryKernelAddsOutliers(int64_t target) {
-  const size_t k = 300, block = 64, n = 70, m = 2;
+// One block size of TestEveryKernelAddsOutliers.
+void TestKernelsAddOutliers(int64_t target, size_t block) {
+  const size_t k = 300, n = 70, m = 2;
   std::vector<float> x = RandomNormal(m * k, 5);
   x[5] = 80.0f;
   x[77] = -120.0f;
@@ -392,11 +413,24 @@ void TestEveryKernelAddsOutliers(int64_t target) {
   }
 }
 
+// Outlier channels leave the int8 row (quantized as 0, scales from the other values) and come
+// back in float: value * dequantized weight, added after the int8 result.
+void TestEveryKernelAddsOutliers(int64_t target) {
+  // Blocks of whole vectors sum |x| for the outlier threshold as they are measured; others
+  // (36, 12 and 4 on targets of 16 or 8 lanes) in a pass of their own.
+  for (size_t block : {size_t{64}, size_t{36}, size_t{12}, size_t{4}}) {
+    SCOPED_TRACE(::testing::Message() << "block " << block);
+    TestKernelsAddOutliers(target, block);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
 }  // namespace
 
 // An instance per target; the bodies, compiled once, reach its kernels by dynamic dispatch.
 HWY_BEFORE_TEST(GemmI8Test);
 TEST_P(GemmI8Test, TestQuantizeMatchesScalar) { TestQuantizeMatchesScalar(GetParam()); }
+TEST_P(GemmI8Test, TestQuantizeNonFiniteBlocks) { TestQuantizeNonFiniteBlocks(GetParam()); }
 TEST_P(GemmI8Test, TestListsTheKernelsThisCpuRuns) { TestListsTheKernelsThisCpuRuns(GetParam()); }
 TEST_P(GemmI8Test, TestEveryKernelMatchesScalar) { TestEveryKernelMatchesScalar(GetParam()); }
 TEST_P(GemmI8Test, TestEveryKernelExtremeValues) { TestEveryKernelExtremeValues(GetParam()); }
