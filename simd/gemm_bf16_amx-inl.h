@@ -27,11 +27,12 @@
 #include "simd/cpu_features.h"
 #include "simd/gemm_bf16_dot-inl.h"
 #include "simd/gemm_f32.h"
+#include "simd/highway_compat.h"
 #include "simd/panel_layout.h"
 #include "simd/projection_kernel.h"
 
 // The AMX intrinsics arrived in g++ 11 and clang 12; AMX exists in 64-bit mode only.
-#if HWY_ARCH_X86_64 && HWY_TARGET <= HWY_AVX3 && \
+#if EDGEATTN_TARGET_HAS_AVX512 && HWY_ARCH_X86_64 && \
     (HWY_COMPILER_GCC_ACTUAL >= 1100 || HWY_COMPILER_CLANG >= 1200)
 #include <immintrin.h>
 #define EDGEATTN_BF16_AMX 1

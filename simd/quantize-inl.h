@@ -128,7 +128,8 @@ HWY_INLINE void QuantizeBlock(const float* HWY_RESTRICT x, size_t n, float inv_s
   const auto inv = hn::Set(d, inv_scalar);
   for (size_t i = 0; i < n; i += N) {
     const auto v = hn::NearestInt(hn::Mul(LoadBlockPart(x, i, n), inv));
-    // |v| <= 127: the saturating demotion never saturates.
+    // |v| <= 127, but for an outlier channel (its block's scale comes from the other values):
+    // the demotion saturates it, and the caller then zeroes it.
     StorePartial(d8, hn::Xor(hn::DemoteTo(d8, v), to_stored), q + i, n - i);
   }
 }
