@@ -1,6 +1,7 @@
 #include "bench/peak_fma.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <ctime>
 
 #if defined(__x86_64__)
@@ -71,7 +72,13 @@ double VnniLoop(size_t iterations, int* sink) {
   }
   __m512i sum = c[0];
   for (int i = 1; i < 12; ++i) sum = _mm512_add_epi32(sum, c[i]);
-  *sink = _mm512_reduce_add_epi32(sum);
+  // Summed from memory: g++ 12's _mm512_reduce_add_epi32 warns of its own uninitialised
+  // temporary (-Wuninitialized) in every build.
+  alignas(64) int32_t lanes[16];
+  _mm512_store_si512(lanes, sum);
+  int32_t total = 0;
+  for (int32_t lane : lanes) total += lane;
+  *sink = total;
   return 2.0 * 64 * 12 * static_cast<double>(iterations);
 #else
   (void)iterations;
@@ -122,8 +129,9 @@ namespace {
 #if defined(__x86_64__) && (HWY_COMPILER_GCC_ACTUAL >= 1100 || HWY_COMPILER_CLANG >= 1200)
 #define EDGEATTN_PEAK_AMX 1
 // Palette 1 with tiles 0-6 of 16 rows x 64 bytes: 0-3 accumulators (zeroed), 4 and 5 the
-// operands, loaded from `a` and `b` (6: a second weight tile for AmxInt8Steps). (The loops below cannot share one template: the tile
-// intrinsics are macros that paste their tile numbers into the instruction.)
+// operands, loaded from `a` and `b` (6: a second weight tile for AmxInt8Steps). (The loops below
+// cannot share one template: the tile intrinsics are macros that paste their tile numbers into
+// the instruction.)
 __attribute__((target("amx-tile"))) void StartAmxTiles(const void* a, const void* b) {
   simd::AmxTileConfig config;
   for (size_t t = 0; t < 7; ++t) config.Tile(t, 16, 64);
