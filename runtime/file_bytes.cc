@@ -118,8 +118,16 @@ std::string CheckOutputPath(const std::string& path, const std::string& what) {
   if (::access(resolved, W_OK | X_OK) != 0) {
     throw Error(where + "the directory '" + dir + "' is not writable");
   }
-  if (::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    throw Error(where + "expected a file, got a directory");
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) throw Error(where + "expected a file, got a directory");
+    // The new file is renamed over the path: a device, pipe or socket there would be replaced,
+    // not written (as root, /dev/full itself).
+    if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+      throw Error(where + "expected a regular file or a new name, got " +
+                  (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                   : S_ISFIFO(st.st_mode)                     ? "a named pipe"
+                                                              : "a socket"));
+    }
   }
   return std::string(resolved) + (resolved[1] == '\0' ? "" : "/") + name;
 }

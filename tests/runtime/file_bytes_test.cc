@@ -146,6 +146,15 @@ TEST(FileBytesTest, CheckOutputPath) {
   expect_error("", "expected a file name");
   WriteText(dir.Path("plain"), "x");
   expect_error(dir.Path("plain/y.npy"), "does not exist");  // a file is no directory
+  // A device or pipe would be replaced by the renamed file, not written: refused, and left.
+  ASSERT_EQ(::mkfifo(dir.Path("pipe.npy").c_str(), 0644), 0);
+  expect_error(dir.Path("pipe.npy"), "expected a regular file or a new name, got a named pipe");
+  struct stat st;
+  ASSERT_EQ(::lstat(dir.Path("pipe.npy").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  if (::access("/dev", W_OK | X_OK) == 0) {  // root: else /dev itself is refused first
+    expect_error("/dev/null", "expected a regular file or a new name, got a device");
+  }
   // One file, many spellings.
   const std::string a = CheckOutputPath(dir.Path("out.npy"), "a");
   EXPECT_EQ(CheckOutputPath(dir.Path("./out.npy"), "b"), a);
