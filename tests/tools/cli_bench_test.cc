@@ -365,6 +365,7 @@ TEST(CliTest, BenchOptionErrorsNameTheOption) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("--shape and --d-model/--heads"), std::string::npos) << r.output;
   for (const char* bad : {"--reference sometimes", "--format xml", "--min-time -1",
+                          "--min-time nan", "--min-time -nan",
                           "--repetitions 100000000", "--precision int8 --kernel f32_6x4v"}) {
     r = RunCli(kSmallBench + "--seq 8 " + bad);
     EXPECT_NE(r.exit_code, 0) << bad;

@@ -1,6 +1,8 @@
 #include "tools/cli/bench/bench_options.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <limits>
 #include <thread>
@@ -180,6 +182,14 @@ void AddBenchOptions(CLI::App* app, BenchOptions* o) {
       ->check(CLI::Range(std::size_t{0}, kMaxTimedCalls))
       ->capture_default_str();
   app->add_option("--min-time", o->measure.min_time, "Seconds to measure each row, at least")
+      // CLI::Range lets NaN through (no comparison fails), which no measured time ever reaches.
+      ->check(
+          [](const std::string& text) {
+            return std::isnan(std::strtod(text.c_str(), nullptr))
+                       ? "expected a number of seconds in [0, 3600], got " + text
+                       : std::string();
+          },
+          "FINITE")
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
   app->add_option("--min-calls", o->measure.min_calls, "Calls to measure each row, at least")
