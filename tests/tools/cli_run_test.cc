@@ -407,6 +407,19 @@ TEST(CliTest, InfoListsTheLayersOfACheckpoint) {
   EXPECT_NE(r.output.find("safetensors"), std::string::npos) << r.output;
 }
 
+// Output that does not reach stdout (a full disk) fails the command: rows lost with exit status
+// 0 would read as written.
+TEST(CliTest, LostStdoutFailsTheCommand) {
+  if (::access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no /dev/full";
+  for (const char* args : {"info", "bench --d-model 24 --heads 3 --seq 8 --threads 1 --precision "
+                                   "fp32 --repetitions 1 --warmup 0 --reference never --json"}) {
+    const Result r = RunCli(args, "2>&1 >/dev/full");
+    EXPECT_EQ(r.exit_code, 1) << args;
+    EXPECT_NE(r.output.find("edgeattn: error: writing to stdout failed"), std::string::npos)
+        << args << ": " << r.output;
+  }
+}
+
 TEST(CliTest, InfoAndHelp) {
   Result r = RunCli("info");
   ASSERT_EQ(r.exit_code, 0);
