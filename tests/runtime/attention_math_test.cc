@@ -340,6 +340,45 @@ TEST(AttentionMathTest, WindowedCacheLimitsAreNamed) {
       {"x.length", "holding 129 positions adds at most 89, got 90"});
 }
 
+// A wrapped ring truncated to nothing starts again: the next steps need no earlier key, and give
+// what a fresh cache gives, bit for bit (per sequence too, beside one that keeps its ring).
+TEST(AttentionMathTest, WrappedRingTruncatedToNothingStartsAgain) {
+  AttentionMath math;
+  math.window = 40;  // 128 slots
+  const std::size_t d = 32;
+  const MathModel model(math, false, d, 2);
+  const MultiheadAttention mha(model.config(Precision::kFp32), model.view());
+  const std::vector<float> x = RandomNormal(2 * 174 * d, 7);
+  std::vector<float> got(2 * 30 * d), want(2 * 30 * d);
+  Context context(1);
+  KvCache cache(mha, 300, 2), fresh(mha, 300, 2);
+  const auto decode = [&](KvCache& c, std::size_t rows, std::vector<float>& out) {
+    std::vector<float> step(2 * rows * d);
+    for (std::size_t b = 0; b < 2; ++b) {
+      std::copy(x.begin() + b * 174 * d, x.begin() + (b * 174 + rows) * d,
+                step.begin() + b * rows * d);
+    }
+    mha.Decode(context, {step.data(), 2, rows, d}, c, {out.data(), 2, rows, d});
+  };
+  std::vector<float> scratch(2 * 58 * d);
+  for (int i = 0; i < 3; ++i) decode(cache, 58, scratch);  // 174 positions: wrapped
+  cache.Truncate(0);
+  EXPECT_EQ(cache.length(), 0u);
+  decode(cache, 30, got);
+  decode(fresh, 30, want);
+  EXPECT_EQ(got, want);
+  // The ring holds the new positions from 0 again: rolling back within them is allowed.
+  cache.Truncate(10);
+  EXPECT_EQ(cache.length(), 10u);
+  // Per sequence: sequence 0 back to nothing, sequence 1 keeps its wrapped ring.
+  for (int i = 0; i < 3; ++i) decode(cache, 48, scratch);  // 154
+  const std::size_t lengths[] = {0, 154};
+  cache.Truncate({lengths, 2});
+  EXPECT_EQ(cache.length(0), 0u);
+  EXPECT_EQ(cache.length(1), 154u);
+  ExpectError([&] { cache.Truncate(5); }, {"length: expected at least"});
+}
+
 // A windowed cache whose slots hold its max_length never wraps: it serves an operator with no
 // window or a wider one as a plain cache does.
 TEST(AttentionMathTest, RingThatNeverWrapsServesWiderWindows) {
