@@ -144,6 +144,8 @@ void MultiheadAttention::ProjectMemory(Context& context, ConstTensor encoder_out
   }
   const std::size_t* lengths =
       CheckLengths("key_lengths", key_lengths, m.batch, encoder_output.length);
+  Context::State& state = *context.state_;
+  const ExclusiveUse context_use(state.busy, kContextBusy);
   // A projection that fails half-way leaves an empty memory, not a mix of two encoder outputs.
   m.length = 0;
   if (lengths != nullptr) {
@@ -157,8 +159,6 @@ void MultiheadAttention::ProjectMemory(Context& context, ConstTensor encoder_out
   options.key_lengths = m.lengths.data();
   const KvStore store{m.keys.get(),    m.values.get(), m.keys_stride,
                       m.values_stride, nullptr,        m.max_length};
-  Context::State& state = *context.state_;
-  const ExclusiveUse context_use(state.busy, kContextBusy);
   MhaProjectKeysValues(impl.projections, *impl.attention, impl.math, shape, options, encoder_output.data,
                        store, *state.executor, state.workspace);
   m.length = encoder_output.length;

@@ -386,6 +386,17 @@ TEST(KvFormatTest, Fp16OverflowIsRefused) {
   dec.Decode(context, {x.data() + 3 * d, 1, 1, d}, clean, {b.data(), 1, 1, d});
   EXPECT_EQ(a, b);
 
+  // A memory checks as its projection writes: refused, it holds no encoder output (never a mix
+  // of two) until projected again.
+  CrossAttentionMemory memory(dec, 4, 1);
+  dec.ProjectMemory(context, {x.data(), 1, 3, d}, memory);
+  ExpectError([&] { dec.ProjectMemory(context, {bad.data(), 1, 3, d}, memory); },
+              {"encoder_output: the projected key of batch item 0 at position 2", "65504"});
+  ExpectError([&] { dec.DecodeCross(context, {x.data(), 1, 1, d}, memory, {a.data(), 1, 1, d}); },
+              {"memory: holds no encoder output yet"});
+  dec.ProjectMemory(context, {x.data(), 1, 3, d}, memory);
+  dec.DecodeCross(context, {x.data(), 1, 1, d}, memory, {a.data(), 1, 1, d});
+
   // The C API: the status and the same message.
   edgeattn_config c{};
   c.d_model = d;
