@@ -455,8 +455,10 @@ class EDGEATTN_API MultiheadAttention {
   // One step of incremental decoding (causal self-attention): x [B, n, d] holds positions
   // [cache.length(), cache.length() + n) of each of the cache's B sequences. Their keys and
   // values are appended to the cache and each position attends to every cached position up
-  // to itself, so out equals those rows of a causal Forward over the whole sequence. A step
-  // costs time linear in the cache length.
+  // to itself, so out equals those rows of a causal Forward over the whole sequence (bit for bit
+  // in fp32 without a window; once a windowed cache's ring wraps, its keys are summed in ring
+  // order, within float rounding of Forward's, which int8 projections can turn into one step of
+  // their output quantization). A step costs time linear in the cache length.
   void Decode(Context& context, ConstTensor x, KvCache& cache, Tensor out) const;
   // The same for a ragged batch: sequence b appends its first step_lengths[b] rows of x (each
   // at most x.length and at most the room its cache sequence has left) at its own cached
