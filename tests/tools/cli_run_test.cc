@@ -146,11 +146,23 @@ TEST(CliTest, RunErrorsNameTheArgument) {
   EXPECT_NE(r.output.find("expected [7, 7] or [4, 7, 7] [batch * heads, Lq, Lk], got [7, 16]"),
             std::string::npos)
       << r.output;
-  r = RunCli(base + " --heads 4 --threads -1");  // reaches the library as SIZE_MAX
+  r = RunCli(base + " --heads 4 --threads 300");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("threads: expected 0 (one per hardware thread) or a count in [1, 256]"),
             std::string::npos)
       << r.output;
+  // Counts are whole numbers as written: CLI11 alone would read -1 as 2^64 - 1, and a number
+  // past 2^64 as 2^64 - 1, and the messages would show those.
+  for (const char* bad : {"--threads -1", "--heads -4", "--window -5", "--int8-block +8",
+                          "--heads 99999999999999999999999"}) {
+    r = RunCli(base + " --heads 4 " + bad);
+    EXPECT_NE(r.exit_code, 0) << bad;
+    const std::string option(bad, std::string(bad).find(' '));
+    const std::string value = std::string(bad).substr(option.size() + 1);
+    EXPECT_NE(r.output.find(option + ": expected a whole number below 2^64, got '" + value + "'"),
+              std::string::npos)
+        << r.output;
+  }
   r = RunCli(base + " --heads 4 --precision int8 --int8-block 6");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("int8_block: expected a multiple of 4"), std::string::npos) << r.output;

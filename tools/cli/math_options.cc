@@ -1,4 +1,5 @@
 #include "tools/cli/math_options.h"
+#include "tools/cli/whole_number.h"
 
 #include <cmath>
 
@@ -63,7 +64,8 @@ AttentionMath MathFlags::ToMath() const {
 void AddMathFlags(CLI::App* app, MathFlags* flags) {
   app->add_option("--window", flags->window,
                   "Sliding-window attention: a query sees keys less than this many positions "
-                  "away (0: all); a decode cache then holds only the window");
+                  "away (0: all); a decode cache then holds only the window")
+      ->check(CheckWholeNumber);
   app->add_option("--score-scale", flags->score_scale,
                   "Multiply Q K^T by this instead of 1/sqrt(head_dim) (0: that default)");
   app->add_option("--softcap", flags->softcap,
@@ -74,7 +76,8 @@ void AddMathFlags(CLI::App* app, MathFlags* flags) {
       ->check(CLI::IsMember({"none", "halves", "interleaved"}))
       ->capture_default_str();
   app->add_option("--rotary-dim", flags->rotary_dim,
-                  "Dims of each head rotated (even; 0: all of head_dim)");
+                  "Dims of each head rotated (even; 0: all of head_dim)")
+      ->check(CheckWholeNumber);
   app->add_option("--rotary-base", flags->rotary_base, "Rotary frequency base")
       ->capture_default_str();
   app->add_option("--rotary-scaling", flags->rotary_scaling,

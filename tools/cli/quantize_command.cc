@@ -9,6 +9,7 @@
 #include "runtime/file_bytes.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/layer_options.h"
+#include "tools/cli/whole_number.h"
 
 namespace edgeattn {
 namespace cli {
@@ -43,11 +44,14 @@ Command AddQuantizeCommand(CLI::App& parent) {
   app->add_option("--weights", o->weights, "Float safetensors file (names as for 'edgeattn run --weights')")
       ->required()
       ->check(CLI::ExistingFile);
-  app->add_option("--heads", o->heads, "Number of attention heads")->required();
+  app->add_option("--heads", o->heads, "Number of attention heads")
+      ->check(CheckWholeNumber)
+      ->required();
   AddLayerFlags(app, &o->layer);
   app->add_option("--output", o->output, "int8 safetensors file to write")->required();
   app->add_option("--int8-block", o->int8_block,
                   "Activation values per quantization scale at run time (multiple of 4)")
+      ->check(CheckWholeNumber)
       ->capture_default_str();
   return {app, [o] { return Quantize(*o); }};
 }

@@ -13,6 +13,7 @@
 #include "tools/cli/commands.h"
 #include "tools/cli/layer_options.h"
 #include "tools/cli/math_options.h"
+#include "tools/cli/whole_number.h"
 
 namespace edgeattn {
 namespace cli {
@@ -182,7 +183,8 @@ Command AddRunCommand(CLI::App& parent) {
       ->check(CLI::ExistingFile);
   app->add_option("--heads", o->heads,
                   "Number of attention heads (int8 files written by 'edgeattn quantize' record "
-                  "it; required for float files)");
+                  "it; required for float files)")
+      ->check(CheckWholeNumber);
   AddLayerFlags(app, &o->layer);
   AddMathFlags(app, &o->math);
   app->add_option("--input", o->input, "Query .npy, float32 [L, d] or [B, L, d]")
@@ -222,8 +224,10 @@ Command AddRunCommand(CLI::App& parent) {
       ->capture_default_str();
   app->add_option("--int8-block", o->int8_block,
                   "int8: activation values per quantization scale (multiple of 4)")
+      ->check(CheckWholeNumber)
       ->capture_default_str();
   app->add_option("--threads", o->threads, "Worker threads (0: one per hardware thread)")
+      ->check(CheckWholeNumber)
       ->capture_default_str();
   return {app, [o] { return Run(*o); }};
 }

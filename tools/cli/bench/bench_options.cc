@@ -13,6 +13,7 @@
 #include "runtime/text_checks.h"
 #include "tools/cli/bench/process_memory.h"
 #include "tools/cli/layer_options.h"
+#include "tools/cli/whole_number.h"
 
 namespace edgeattn {
 namespace cli {
@@ -138,12 +139,17 @@ void AddBenchOptions(CLI::App* app, BenchOptions* o) {
   app->add_option("--seq", o->seq,
                   "Query lengths L: 128, a list 64,128 or a sweep 64:4096:x2 / 64:512:+64 "
                   "(decode: new positions per step, default 1)");
-  app->add_option("--d-model", o->d_model, "Custom shape: model width (with --heads and --seq)");
-  app->add_option("--heads", o->heads, "Custom shape: number of heads");
+  app->add_option("--d-model", o->d_model, "Custom shape: model width (with --heads and --seq)")
+      ->check(CheckWholeNumber);
+  app->add_option("--heads", o->heads, "Custom shape: number of heads")
+      ->check(CheckWholeNumber);
   app->add_option("--kv-heads", o->kv_heads,
                   "Key/value heads, a divisor of the heads (grouped-query attention; default: "
-                  "the heads)");
-  app->add_option("--batch", o->batch, "Sequences per call")->capture_default_str();
+                  "the heads)")
+      ->check(CheckWholeNumber);
+  app->add_option("--batch", o->batch, "Sequences per call")
+      ->check(CheckWholeNumber)
+      ->capture_default_str();
   app->add_option("--key-len", o->key_len,
                   "Cross-attention: key/value lengths Lk (list or sweep; default: "
                   "self-attention)");
@@ -173,12 +179,15 @@ void AddBenchOptions(CLI::App* app, BenchOptions* o) {
       ->capture_default_str();
   app->add_option("--int8-block", o->int8_block,
                   "int8: activation values per quantization scale (multiple of 4)")
+      ->check(CheckWholeNumber)
       ->capture_default_str();
   app->add_option("--warmup", o->measure.warmup, "Untimed calls before each row")
+      ->check(CheckWholeNumber)
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   app->add_option("--repetitions", o->measure.repetitions,
                   "Timed calls per row, exactly (default 0: until --min-time and --min-calls)")
+      ->check(CheckWholeNumber)
       ->check(CLI::Range(std::size_t{0}, kMaxTimedCalls))
       ->capture_default_str();
   app->add_option("--min-time", o->measure.min_time, "Seconds to measure each row, at least")
@@ -193,6 +202,7 @@ void AddBenchOptions(CLI::App* app, BenchOptions* o) {
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
   app->add_option("--min-calls", o->measure.min_calls, "Calls to measure each row, at least")
+      ->check(CheckWholeNumber)
       ->check(CLI::Range(std::size_t{1}, kMaxTimedCalls))
       ->capture_default_str();
   app->add_option("--reference", o->reference,

@@ -1,0 +1,18 @@
+#include "tools/cli/whole_number.h"
+
+#include <cerrno>
+#include <cstdlib>
+
+namespace edgeattn {
+namespace cli {
+
+std::string CheckWholeNumber(const std::string& text) {
+  const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+  errno = 0;
+  if (digits) std::strtoull(text.c_str(), nullptr, 10);
+  if (digits && errno != ERANGE) return "";
+  return "expected a whole number below 2^64, got '" + text + "'";
+}
+
+}  // namespace cli
+}  // namespace edgeattn
