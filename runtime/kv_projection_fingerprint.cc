@@ -1,11 +1,10 @@
 #include "runtime/kv_projection_fingerprint.h"
 
-
 namespace edgeattn {
 namespace {
 
-// FNV-1a over bytes, each 64-bit state then mixed (splitmix64's finaliser) so that nearby
-// inputs land far apart.
+// FNV-1a over the bytes, its 64-bit state mixed once at the end (splitmix64's finaliser) so
+// that inputs differing in one byte land far apart.
 class Fingerprint {
  public:
   void Add(const void* data, std::size_t bytes) {
