@@ -129,7 +129,10 @@ const char* CaseName(const BenchGroup& group) {
   return "decode";
 }
 
-void AddBenchOptions(CLI::App* app, BenchOptions* o) {
+namespace {
+
+// What is measured: the shapes, lengths, batch, masks, decode caches and thread counts.
+void AddWorkloadOptions(CLI::App* app, BenchOptions* o) {
   app->add_option("--shape", o->shapes,
                   "Contract shapes, e.g. tiny,bert (all: every one); decode: one new position "
                   "against a KV cache of 512 (d 768, 12 heads)")
@@ -158,6 +161,10 @@ void AddBenchOptions(CLI::App* app, BenchOptions* o) {
                   "Time decode steps against a KV cache of this many positions (list or sweep)");
   app->add_option("--threads", o->threads,
                   "Thread counts: 1,2 or a sweep 1:8:x2 (default: 1 and all hardware threads)");
+}
+
+// How the projections and keys/values are stored: precisions, kernels, K/V formats.
+void AddKernelOptions(CLI::App* app, BenchOptions* o) {
   CLI::Option* precision =
       app->add_option("--precision", o->precisions,
                       "Projection weight formats to measure, e.g. fp32,int8,bf16,fp16 (auto: "
@@ -181,6 +188,10 @@ void AddBenchOptions(CLI::App* app, BenchOptions* o) {
                   "int8: activation values per quantization scale (multiple of 4)")
       ->check(CheckWholeNumber)
       ->capture_default_str();
+}
+
+// How each row is timed, and its accuracy columns.
+void AddMeasureOptions(CLI::App* app, BenchOptions* o) {
   app->add_option("--warmup", o->measure.warmup, "Untimed calls before each row")
       ->check(CheckWholeNumber)
       ->check(CLI::Range(0, 1000000))
@@ -210,6 +221,14 @@ void AddBenchOptions(CLI::App* app, BenchOptions* o) {
                   "take longer than measuring the rows it serves")
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->capture_default_str();
+}
+
+}  // namespace
+
+void AddBenchOptions(CLI::App* app, BenchOptions* o) {
+  AddWorkloadOptions(app, o);
+  AddKernelOptions(app, o);
+  AddMeasureOptions(app, o);
   app->add_option("--format", o->format, "Output: table, json (one object per line), csv, markdown")
       ->check(CLI::IsMember({"table", "json", "csv", "markdown"}))
       ->capture_default_str();
