@@ -1,6 +1,5 @@
 #include "runtime/mha_validation.h"
 
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
@@ -8,6 +7,7 @@
 #include <string>
 
 #include "runtime/attention_math.h"
+#include "runtime/first_bad_value.h"
 #include "runtime/text_checks.h"
 
 namespace edgeattn {
@@ -101,23 +101,13 @@ void CheckOutputsApart(const MhaShape& s, const Tensor& out, const ForwardOption
 
 }  // namespace
 
-// Blocks without an early exit, which compilers vectorise (a weight matrix is millions of
-// values); the first bad value is looked for only in a block that has one.
 void CheckFinite(const char* name, const FloatSpan& span) {
-  constexpr std::size_t kBlock = 1024;
-  for (std::size_t begin = 0; begin < span.size; begin += kBlock) {
-    const std::size_t end = std::min(span.size, begin + kBlock);
-    bool finite = true;
-    for (std::size_t i = begin; i < end; ++i) {
-      finite &= std::fabs(span.data[i]) <= std::numeric_limits<float>::max();
-    }
-    if (finite) continue;
-    for (std::size_t i = begin; i < end; ++i) {
-      if (!(std::fabs(span.data[i]) <= std::numeric_limits<float>::max())) {
-        throw Error(std::string(name) + "[" + Str(i) + "]: expected a finite value, got " +
-                    FloatStr(span.data[i]));
-      }
-    }
+  const std::size_t i = FirstBadValue(span.size, [&](std::size_t j) {
+    return !(std::fabs(span.data[j]) <= std::numeric_limits<float>::max());
+  });
+  if (i != span.size) {
+    throw Error(std::string(name) + "[" + Str(i) + "]: expected a finite value, got " +
+                FloatStr(span.data[i]));
   }
 }
 
@@ -195,7 +185,9 @@ std::size_t KvDim(const Config& config) {
   return KvHeads(config) * (config.d_model / config.num_heads);
 }
 
-void ValidateWeights(const Config& config, const WeightsView& weights) {
+namespace {
+
+void CheckProjectionMatrices(const Config& config, const WeightsView& weights) {
   const std::size_t d = config.d_model;
   const std::size_t kvd = KvDim(config);
   const std::string dd = "[" + Str(d) + ", " + Str(d) + "]";
@@ -219,6 +211,12 @@ void ValidateWeights(const Config& config, const WeightsView& weights) {
     CheckSpan("in_proj_weight", weights.in_proj_weight, 3 * d * d,
               "[" + Str(3 * d) + ", " + Str(d) + "]", false);
   }
+  CheckSpan("out_proj.weight", weights.out_proj_weight, d * d, dd, false);
+}
+
+void CheckBiases(const Config& config, const WeightsView& weights) {
+  const std::size_t d = config.d_model;
+  const std::size_t kvd = KvDim(config);
   const bool separate_bias = weights.q_proj_bias.data != nullptr ||
                              weights.k_proj_bias.data != nullptr ||
                              weights.v_proj_bias.data != nullptr;
@@ -234,8 +232,18 @@ void ValidateWeights(const Config& config, const WeightsView& weights) {
     CheckSpan("in_proj_bias", weights.in_proj_bias, d + 2 * kvd, "[" + Str(d + 2 * kvd) + "]",
               true);
   }
-  CheckSpan("out_proj.weight", weights.out_proj_weight, d * d, dd, false);
   CheckSpan("out_proj.bias", weights.out_proj_bias, d, "[" + Str(d) + "]", true);
+}
+
+}  // namespace
+
+void ValidateWeights(const Config& config, const WeightsView& weights) {
+  CheckProjectionMatrices(config, weights);
+  ValidateVectorWeights(config, weights);
+}
+
+void ValidateVectorWeights(const Config& config, const WeightsView& weights) {
+  CheckBiases(config, weights);
   ValidateMathWeights(config, weights);
 }
 

@@ -10,6 +10,9 @@ namespace edgeattn {
 
 void ValidateConfig(const Config& config);
 void ValidateWeights(const Config& config, const WeightsView& weights);
+// The 1-D weights alone (biases, sinks, Q/K norm weights): for a layer whose projection
+// matrices are held in 16 bits, checked where the file was read.
+void ValidateVectorWeights(const Config& config, const WeightsView& weights);
 
 // Every value of span finite, else an error naming the first that is not (name[i]).
 void CheckFinite(const char* name, const FloatSpan& span);

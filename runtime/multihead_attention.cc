@@ -31,18 +31,6 @@ const MultiheadAttention::Impl& Live(const std::unique_ptr<MultiheadAttention::I
   return *impl;
 }
 
-// A half layer's biases, sinks and Q/K norm weights are floats, checked as the float path's
-// operator checks them (its 16-bit weights were checked finite when viewed).
-void CheckHalfLayerFloats(const LayerWeights& layer) {
-  const WeightsView& w = layer.floats;
-  CheckFinite("in_proj_bias", w.in_proj_bias);
-  CheckFinite("q_proj_bias", w.q_proj_bias);
-  CheckFinite("k_proj_bias", w.k_proj_bias);
-  CheckFinite("v_proj_bias", w.v_proj_bias);
-  CheckFinite("out_proj.bias", w.out_proj_bias);
-  ValidateMathWeights(layer.config, layer.floats);
-}
-
 }  // namespace
 
 std::uint64_t NewOperatorId() {
@@ -149,7 +137,7 @@ MultiheadAttention MultiheadAttention::LoadLayer(const SafetensorsFile& file,
   MultiheadAttention mha;
   mha.impl_ = std::make_unique<Impl>();
   mha.impl_->config = layer.config;
-  if (layer.half) CheckHalfLayerFloats(layer);
+  if (layer.half) ValidateVectorWeights(layer.config, layer.floats);
   mha.impl_->math = ResolveStepMath(layer.config, layer.half ? &layer.floats : nullptr);
   if (layer.int8) {
     mha.impl_->BuildInt8(layer.int8_weights);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/first_bad_value.h"
 #include "runtime/int8_weight_file.h"
 #include "runtime/mha_validation.h"
 #include "runtime/text_checks.h"
@@ -110,18 +111,12 @@ DType HalfDType(Precision precision) {
 void CheckHalfFinite(const SafetensorsFile& file, const std::string& name,
                      const std::uint16_t* values, std::size_t count, DType dtype) {
   const std::uint16_t exponent = dtype == DType::kBF16 ? 0x7F80 : 0x7C00;
-  constexpr std::size_t kBlock = 1024;  // blocks without an early exit, as CheckFinite
-  for (std::size_t begin = 0; begin < count; begin += kBlock) {
-    const std::size_t end = std::min(count, begin + kBlock);
-    bool finite = true;
-    for (std::size_t i = begin; i < end; ++i) finite &= (values[i] & exponent) != exponent;
-    if (finite) continue;
-    for (std::size_t i = begin; i < end; ++i) {
-      if ((values[i] & exponent) != exponent) continue;
-      throw Error("safetensors '" + file.source() + "': '" + Printable(name) + "'[" + Str(i) +
-                  "]: expected a finite value, got " +
-                  ((values[i] & ~exponent & 0x7FFF) != 0 ? "NaN" : "inf"));
-    }
+  const std::size_t i =
+      FirstBadValue(count, [&](std::size_t j) { return (values[j] & exponent) == exponent; });
+  if (i != count) {
+    throw Error("safetensors '" + file.source() + "': '" + Printable(name) + "'[" + Str(i) +
+                "]: expected a finite value, got " +
+                ((values[i] & ~exponent & 0x7FFF) != 0 ? "NaN" : "inf"));
   }
 }
 
