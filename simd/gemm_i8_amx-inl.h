@@ -142,9 +142,8 @@ HWY_INLINE void ScaleBlock(const QuantizedRowsView& a, size_t row0, size_t rows,
     }
     const auto scale = hn::Set(df, a.scales[(row0 + r) * L.blocks + b]);
     for (size_t v = 0; v < 4; ++v) {
-      float* f = sums + r * kGemmI8PanelWidth + N * v;
-      const auto sum = hn::ConvertTo(df, hn::Vec512<int32_t>{acc[v]});
-      hn::Store(b == 0 ? hn::Mul(sum, scale) : hn::MulAdd(sum, scale, hn::Load(df, f)), df, f);
+      AddBlockSums(df, hn::Vec512<int32_t>{acc[v]}, scale, b == 0,
+                   sums + r * kGemmI8PanelWidth + N * v);
     }
   }
 }
@@ -156,7 +155,6 @@ HWY_NOINLINE void PanelRowsAmx(const QuantizedRowsView& a, size_t row0, size_t r
                                const GemmI8WeightsView& w, size_t p, float* HWY_RESTRICT c,
                                size_t ldc) {
   const hn::Full512<float> df;
-  const size_t N = hn::Lanes(df);
   const I8Layout L = MakeI8Layout(w);
   const int8_t* panel = w.panels + p * L.groups * kGemmI8GroupBytes;
   AmxPanelBuffers buf;
@@ -168,15 +166,7 @@ HWY_NOINLINE void PanelRowsAmx(const QuantizedRowsView& a, size_t row0, size_t r
     if (b > 0) ScaleBlock(a, row0, rows, L, panel, b - 1, buf.block[(b - 1) & 1], buf.sums);
     if (b < L.blocks) StoreAccumulators(buf.block[b & 1]);
   }
-  const size_t col0 = p * kGemmI8PanelWidth;
-  for (size_t r = 0; r < rows; ++r) {
-    for (size_t v = 0; v < 4; ++v) {
-      const size_t col = col0 + N * v;
-      if (col >= w.n) break;
-      StoreDequantized(df, hn::Load(df, buf.sums + r * kGemmI8PanelWidth + N * v), w, col,
-                       w.n - col, c + (row0 + r) * ldc + col);
-    }
-  }
+  StoreDequantizedTile(df, buf.sums, rows, w, p * kGemmI8PanelWidth, c + row0 * ldc, ldc);
 }
 
 // ProjectionKernel::run: every panel for the whole groups of 16 rows, then for the rows left,

@@ -56,6 +56,31 @@ HWY_INLINE void StoreDequantized(DF df, VF f, const GemmI8WeightsView& w, size_t
   StorePartial(df, hn::MulAdd(f, hn::LoadU(df, w.scales + col), bias), c, cols);
 }
 
+// f[0, N) = a block's int32 sums as float times the row's block scale, added to f past the
+// first block: the x86 kernels' order, which the AMX kernel keeps to give the VNNI kernel's bits.
+template <class DF, class VI>
+HWY_INLINE void AddBlockSums(DF df, VI block_sums, hn::Vec<DF> scale, bool first,
+                             float* HWY_RESTRICT f) {
+  const auto sums = hn::ConvertTo(df, block_sums);
+  hn::StoreU(first ? hn::Mul(sums, scale) : hn::MulAdd(sums, scale, hn::LoadU(df, f)), df, f);
+}
+
+// A tile's float sums (`rows` rows of 4 vectors, for the features from col on) stored
+// dequantized into those columns of c's rows, up to the last feature w.n.
+template <class DF>
+HWY_INLINE void StoreDequantizedTile(DF df, const float* HWY_RESTRICT sums, size_t rows,
+                                     const GemmI8WeightsView& w, size_t col, float* HWY_RESTRICT c,
+                                     size_t ldc) {
+  const size_t N = hn::Lanes(df);
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t v = 0; v < 4 && col + v * N < w.n; ++v) {
+      const size_t at = col + v * N;
+      StoreDequantized(df, hn::LoadU(df, sums + (4 * r + v) * N), w, at, w.n - at,
+                       c + r * ldc + at);
+    }
+  }
+}
+
 // tile(std::integral_constant<size_t, rows>(), ...) for rows in [1, kRows].
 template <size_t kRows, class Tile>
 HWY_INLINE void CallTileRows(size_t rows, const Tile& tile, const int8_t* weights, size_t row,
@@ -83,14 +108,7 @@ HWY_INLINE void PanelI8Tiles(DF df, const I8Layout& L, size_t row_begin, size_t 
     for (size_t row = row_begin; row < row_end; row += kMaxRows) {
       const size_t rows = HWY_MIN(kMaxRows, row_end - row);
       CallTileRows<kMaxRows>(rows, tile, weights, row, sums);
-      for (size_t r = 0; r < rows; ++r) {
-        for (size_t v = 0; v < 4; ++v) {
-          const size_t col = col0 + slice * 4 * N + v * N;
-          if (col >= w.n) break;
-          StoreDequantized(df, hn::LoadU(df, sums + r * 4 * N + v * N), w, col, w.n - col,
-                           c + (row + r) * ldc + col);
-        }
-      }
+      StoreDequantizedTile(df, sums, rows, w, col0 + slice * 4 * N, c + row * ldc, ldc);
     }
   }
 }

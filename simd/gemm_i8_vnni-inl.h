@@ -94,22 +94,12 @@ HWY_NOINLINE void PanelRowsVnni(const QuantizedRowsView& a, size_t row0,
     for (size_t r = 0; r < kRows; ++r) {
       const auto scale = hn::Set(df, a.scales[(row0 + r) * L.blocks + b]);
       for (size_t v = 0; v < 4; ++v) {
-        float* f = sums_f + r * kGemmI8PanelWidth + N * v;
-        const auto block = hn::ConvertTo(df, hn::Vec512<int32_t>{acc[r][v]});
-        hn::Store(b == 0 ? hn::Mul(block, scale) : hn::MulAdd(block, scale, hn::Load(df, f)), df,
-                  f);
+        AddBlockSums(df, hn::Vec512<int32_t>{acc[r][v]}, scale, b == 0,
+                     sums_f + r * kGemmI8PanelWidth + N * v);
       }
     }
   }
-  const size_t col0 = p * kGemmI8PanelWidth;
-  for (size_t r = 0; r < kRows; ++r) {
-    for (size_t v = 0; v < 4; ++v) {
-      const size_t col = col0 + N * v;
-      if (col >= w.n) break;
-      StoreDequantized(df, hn::Load(df, sums_f + r * kGemmI8PanelWidth + N * v), w, col,
-                       w.n - col, c + (row0 + r) * ldc + col);
-    }
-  }
+  StoreDequantizedTile(df, sums_f, kRows, w, p * kGemmI8PanelWidth, c + row0 * ldc, ldc);
 }
 
 HWY_NOINLINE void PanelVnni(const QuantizedRowsView& a, size_t row_begin, size_t row_end,
