@@ -134,6 +134,74 @@ HWY_INLINE void QuantizeBlock(const float* HWY_RESTRICT x, size_t n, float inv_s
   }
 }
 
+// What every row of a call shares: its sizes, and the stored form of 0 (what each value's byte
+// is xor-ed with to get its stored form).
+struct QuantizeRowsPlan {
+  size_t k, block, blocks, ldq;
+  int8_t zero;
+  bool sum_in_blocks;  // blocks of whole vectors sum |x| in the same vectors as the whole row
+};
+
+HWY_INLINE QuantizeRowsPlan MakeQuantizeRowsPlan(size_t k, size_t block, QuantizedBytes bytes) {
+  QuantizeRowsPlan plan;
+  plan.k = k;
+  plan.block = block;
+  plan.blocks = QuantBlockCount(k, block);
+  plan.ldq = QuantizedRowStride(k);
+  plan.zero = bytes == QuantizedBytes::kOffsetUnsigned ? int8_t{-128} : int8_t{0};
+  plan.sum_in_blocks = block % hn::Lanes(QuantTag()) == 0;
+  return plan;
+}
+
+// First pass: each block's largest |x| (NaN: not finite) into its scale's slot, and the sum of
+// the row's |x| into *vsum when given; returns the row's largest |x|.
+HWY_INLINE float MeasureRowBlocks(const QuantizeRowsPlan& plan, const float* HWY_RESTRICT row,
+                                  hn::Vec<QuantTag>* vsum, float* HWY_RESTRICT row_scales) {
+  float row_amax = 0.0f;
+  for (size_t b = 0; b < plan.blocks; ++b) {
+    const size_t n = HWY_MIN(plan.block, plan.k - b * plan.block);
+    row_scales[b] = BlockAbsMax(row + b * plan.block, n, plan.sum_in_blocks ? vsum : nullptr);
+    row_amax = HWY_MAX(row_amax, row_scales[b]);  // NaN blocks leave no outliers anyway
+  }
+  if (vsum != nullptr && !plan.sum_in_blocks) *vsum = SumAbs(row, plan.k, *vsum);
+  return row_amax;
+}
+
+// The row's outliers (at most kMaxOutliersPerRow, into channel and value), given its sum of |x|
+// and its largest |x|; returns how many.
+HWY_INLINE uint32_t FindRowOutliers(const QuantizeRowsPlan& plan, const float* HWY_RESTRICT row,
+                                    hn::Vec<QuantTag> vsum, float row_amax,
+                                    uint32_t* HWY_RESTRICT channel, float* HWY_RESTRICT value) {
+  const float threshold = OutlierThreshold(vsum, plan.k);
+  // Zero or non-finite rows have nothing to separate.
+  if (!(threshold > 0.0f && row_amax > threshold)) return 0;
+  return FindOutliers(row, plan.k, threshold, channel, value);
+}
+
+// Second pass: each block's scale from its largest |x| (other than the row's outliers, which
+// are stored as zeros) and its quantized values, then the row's padding as zeros.
+HWY_INLINE void QuantizeRowBlocks(const QuantizeRowsPlan& plan, const float* HWY_RESTRICT row,
+                                  const uint32_t* channel, uint32_t count,
+                                  float* HWY_RESTRICT row_scales, int8_t* HWY_RESTRICT qrow) {
+  const auto to_stored = hn::Set(hn::Rebind<int8_t, QuantTag>(), plan.zero);
+  for (size_t b = 0; b < plan.blocks; ++b) {
+    const size_t begin = b * plan.block;
+    const size_t n = HWY_MIN(plan.block, plan.k - begin);
+    const bool has_outlier = BlockHasOutlier(begin, n, channel, count);
+    const float amax =
+        has_outlier ? BlockAbsMaxWithoutOutliers(row, begin, n, channel, count) : row_scales[b];
+    // Blocks below 1e-30 quantize to zeros: 127 / amax would overflow for the tiniest. A
+    // non-finite block keeps its NaN scale, so its products come out NaN, never silently finite.
+    const bool usable = amax > 1e-30f;
+    if (amax == amax) row_scales[b] = usable ? amax / 127.0f : 0.0f;
+    QuantizeBlock(row + begin, n, usable ? 127.0f / amax : 0.0f, to_stored, qrow + begin);
+    for (uint32_t i = 0; has_outlier && i < count; ++i) {
+      if (channel[i] >= begin && channel[i] < begin + n) qrow[channel[i]] = plan.zero;
+    }
+  }
+  memset(qrow + plan.k, plan.zero, plan.ldq - plan.k);
+}
+
 // Exported: plain inline, as a one-target build (EDGEATTN_TARGETS=phone) calls it directly
 // from code without this target's attributes, where always_inline cannot apply.
 // Two passes over each row: every block's largest |x| (with the row's sum of |x|, for the
@@ -141,60 +209,23 @@ HWY_INLINE void QuantizeBlock(const float* HWY_RESTRICT x, size_t n, float inv_s
 inline void QuantizeRowsI8Impl(const float* HWY_RESTRICT x, size_t ldx, size_t rows, size_t k,
                                size_t block, int8_t* HWY_RESTRICT q, float* HWY_RESTRICT scales,
                                const RowOutliers& outliers, QuantizedBytes bytes) {
-  const QuantTag d;
-  const hn::Rebind<int8_t, QuantTag> d8;
-  const size_t N = hn::Lanes(d);
-  const size_t ldq = QuantizedRowStride(k);
-  const size_t blocks = QuantBlockCount(k, block);
-  // The stored form of 0, and what each value's byte is xor-ed with to get its stored form.
-  const int8_t zero = bytes == QuantizedBytes::kOffsetUnsigned ? int8_t{-128} : int8_t{0};
-  const auto to_stored = hn::Set(d8, zero);
+  const QuantizeRowsPlan plan = MakeQuantizeRowsPlan(k, block, bytes);
   const bool with_outliers = outliers.count != nullptr;
-  // Blocks of whole vectors sum |x| in the same vectors as a pass over the whole row.
-  const bool sum_in_blocks = block % N == 0;
   for (size_t r = 0; r < rows; ++r) {
     const float* HWY_RESTRICT row = x + r * ldx;
-    int8_t* HWY_RESTRICT qrow = q + r * ldq;
-    float* HWY_RESTRICT row_scales = scales + r * blocks;
-    // First pass: each block's largest |x| (NaN: not finite), kept in its scale's slot.
-    auto vsum = hn::Zero(d);
-    float row_amax = 0.0f;
-    for (size_t b = 0; b < blocks; ++b) {
-      const size_t n = HWY_MIN(block, k - b * block);
-      row_scales[b] =
-          BlockAbsMax(row + b * block, n, with_outliers && sum_in_blocks ? &vsum : nullptr);
-      row_amax = HWY_MAX(row_amax, row_scales[b]);  // NaN blocks leave no outliers anyway
-    }
-    uint32_t* channel = nullptr;
+    float* HWY_RESTRICT row_scales = scales + r * plan.blocks;
+    auto vsum = hn::Zero(QuantTag());
+    const float row_amax = MeasureRowBlocks(plan, row, with_outliers ? &vsum : nullptr, row_scales);
+    const uint32_t* channel = nullptr;
     uint32_t count = 0;
     if (with_outliers) {
-      channel = outliers.channel + r * kMaxOutliersPerRow;
-      if (!sum_in_blocks) vsum = SumAbs(row, k, vsum);
-      const float threshold = OutlierThreshold(vsum, k);
-      // Zero or non-finite rows have nothing to separate.
-      if (threshold > 0.0f && row_amax > threshold) {
-        count = FindOutliers(row, k, threshold, channel, outliers.value + r * kMaxOutliersPerRow);
-      }
+      uint32_t* row_channels = outliers.channel + r * kMaxOutliersPerRow;
+      count = FindRowOutliers(plan, row, vsum, row_amax, row_channels,
+                              outliers.value + r * kMaxOutliersPerRow);
       outliers.count[r] = count;
+      channel = row_channels;
     }
-    for (size_t b = 0; b < blocks; ++b) {
-      const size_t begin = b * block;
-      const size_t n = HWY_MIN(block, k - begin);
-      const bool has_outlier = BlockHasOutlier(begin, n, channel, count);
-      // The block's scale comes from its other values.
-      const float amax =
-          has_outlier ? BlockAbsMaxWithoutOutliers(row, begin, n, channel, count) : row_scales[b];
-      // Blocks below 1e-30 quantize to zeros: 127 / amax would overflow for the tiniest. A
-      // non-finite block keeps its NaN scale, so its products come out NaN, never silently
-      // finite.
-      const bool usable = amax > 1e-30f;
-      if (amax == amax) row_scales[b] = usable ? amax / 127.0f : 0.0f;
-      QuantizeBlock(row + begin, n, usable ? 127.0f / amax : 0.0f, to_stored, qrow + begin);
-      for (uint32_t i = 0; has_outlier && i < count; ++i) {
-        if (channel[i] >= begin && channel[i] < begin + n) qrow[channel[i]] = zero;
-      }
-    }
-    memset(qrow + k, zero, ldq - k);
+    QuantizeRowBlocks(plan, row, channel, count, row_scales, q + r * plan.ldq);
   }
 }
 
