@@ -41,16 +41,58 @@ namespace simd {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// The portable kernel over panel p: one row x one vector of features at a time, with four
-// int16-product accumulators per block, folded at its end.
+// The portable kernel's vectors: int32 sums, a feature a lane.
+using I16Tag = hn::CappedTag<int32_t, 16>;
+
+// A block's exact sums for the features [v N, (v + 1) N) of a panel: over its groups
+// [g_begin, g_end), each feature's 4 weight bytes times the row's 4 activation bytes.
+#if HWY_TARGET == HWY_SCALAR
+// One feature a vector, and no bytes to promote in it: plain C++.
+HWY_INLINE hn::Vec<I16Tag> BlockSumsI16(const int8_t* HWY_RESTRICT panel,
+                                        const int8_t* HWY_RESTRICT xq, size_t v, size_t g_begin,
+                                        size_t g_end) {
+  int32_t sum = 0;
+  for (size_t g = g_begin; g < g_end; ++g) {
+    const int8_t* weights = panel + g * kGemmI8GroupBytes + 4 * v;
+    for (size_t j = 0; j < 4; ++j) sum += int32_t{weights[j]} * int32_t{xq[4 * g + j]};
+  }
+  return hn::Set(I16Tag(), sum);
+}
+#else
+// Four int16-product accumulators, folded at the end.
+HWY_INLINE hn::Vec<I16Tag> BlockSumsI16(const int8_t* HWY_RESTRICT panel,
+                                        const int8_t* HWY_RESTRICT xq, size_t v, size_t g_begin,
+                                        size_t g_end) {
+  const I16Tag d32;
+  const hn::Repartition<int8_t, I16Tag> d8;  // 4 bytes per int32 lane
+  const hn::Half<decltype(d8)> dh8;
+  const hn::Repartition<int16_t, I16Tag> d16;
+  const size_t N = hn::Lanes(d32);
+  auto lo0 = hn::Zero(d32), lo1 = hn::Zero(d32), hi0 = hn::Zero(d32), hi1 = hn::Zero(d32);
+  for (size_t g = g_begin; g < g_end; ++g) {
+    const auto bytes = hn::LoadU(d8, panel + g * kGemmI8GroupBytes + v * 4 * N);
+    const auto x8 = hn::BitCast(d8, hn::Set(d32, static_cast<int32_t>(LoadWord(xq + 4 * g))));
+    // Both halves of x8 repeat the same 4 bytes, so one promoted half serves both.
+    const auto x16 = hn::PromoteTo(d16, hn::LowerHalf(dh8, x8));
+    lo0 = hn::ReorderWidenMulAccumulate(d32, hn::PromoteTo(d16, hn::LowerHalf(dh8, bytes)), x16,
+                                        lo0, lo1);
+    hi0 = hn::ReorderWidenMulAccumulate(d32, hn::PromoteTo(d16, hn::UpperHalf(dh8, bytes)), x16,
+                                        hi0, hi1);
+  }
+  // Lane i of each sum holds feature i / 2: k-values 0-1 (even i) or 2-3 (odd i).
+  const auto lo = hn::RearrangeToOddPlusEven(lo0, lo1);
+  const auto hi = hn::RearrangeToOddPlusEven(hi0, hi1);
+  return hn::Add(hn::ConcatEven(d32, hi, lo), hn::ConcatOdd(d32, hi, lo));
+}
+#endif
+
+// The portable kernel over panel p: one row x one vector of features at a time.
 HWY_NOINLINE void PanelI16(const QuantizedRowsView& a, size_t row_begin, size_t row_end,
                            const GemmI8WeightsView& w, size_t p, float* HWY_RESTRICT c,
                            size_t ldc) {
   const I8Layout L = MakeI8Layout(w);
-  const hn::CappedTag<int32_t, 16> d32;
-  const hn::Rebind<float, decltype(d32)> df;
-  const hn::Repartition<int8_t, decltype(d32)> d8;  // 4 bytes per int32 lane
-  const size_t N = hn::Lanes(d32);
+  const hn::Rebind<float, I16Tag> df;
+  const size_t N = hn::Lanes(df);
   const int8_t* panel = w.panels + p * L.groups * kGemmI8GroupBytes;
   const size_t col0 = p * kGemmI8PanelWidth;
   for (size_t row = row_begin; row < row_end; ++row) {
@@ -59,25 +101,10 @@ HWY_NOINLINE void PanelI16(const QuantizedRowsView& a, size_t row_begin, size_t 
     for (size_t v = 0; v * N < kGemmI8PanelWidth && col0 + v * N < w.n; ++v) {
       auto f = hn::Zero(df);
       for (size_t b = 0; b < L.blocks; ++b) {
-        const size_t g_end = HWY_MIN(L.groups, (b + 1) * L.group_per_block);
-        const hn::Half<decltype(d8)> dh8;
-        const hn::Repartition<int16_t, decltype(d32)> d16;
-        auto lo0 = hn::Zero(d32), lo1 = hn::Zero(d32), hi0 = hn::Zero(d32), hi1 = hn::Zero(d32);
-        for (size_t g = b * L.group_per_block; g < g_end; ++g) {
-          const auto bytes = hn::LoadU(d8, panel + g * kGemmI8GroupBytes + v * 4 * N);
-          const auto x8 = hn::BitCast(d8, hn::Set(d32, static_cast<int32_t>(LoadWord(xq + 4 * g))));
-          // Both halves of x8 repeat the same 4 bytes, so one promoted half serves both.
-          const auto x16 = hn::PromoteTo(d16, hn::LowerHalf(dh8, x8));
-          lo0 = hn::ReorderWidenMulAccumulate(d32, hn::PromoteTo(d16, hn::LowerHalf(dh8, bytes)),
-                                              x16, lo0, lo1);
-          hi0 = hn::ReorderWidenMulAccumulate(d32, hn::PromoteTo(d16, hn::UpperHalf(dh8, bytes)),
-                                              x16, hi0, hi1);
-        }
-        // Lane i of each sum holds feature i / 2: k-values 0-1 (even i) or 2-3 (odd i).
-        const auto lo = hn::RearrangeToOddPlusEven(lo0, lo1);
-        const auto hi = hn::RearrangeToOddPlusEven(hi0, hi1);
-        const auto acc = hn::Add(hn::ConcatEven(d32, hi, lo), hn::ConcatOdd(d32, hi, lo));
-        f = hn::MulAdd(hn::ConvertTo(df, acc), hn::Set(df, xs[b]), f);
+        const size_t g_begin = b * L.group_per_block;
+        const size_t g_end = HWY_MIN(L.groups, g_begin + L.group_per_block);
+        const auto sums = BlockSumsI16(panel, xq, v, g_begin, g_end);
+        f = hn::MulAdd(hn::ConvertTo(df, sums), hn::Set(df, xs[b]), f);
       }
       const size_t col = col0 + v * N;
       StoreDequantized(df, f, w, col, w.n - col, c + row * ldc + col);
@@ -111,8 +138,8 @@ HWY_INLINE void AddOutliers(const QuantizedRowsView& a, size_t row_begin, size_t
         const auto dequantized =
             hn::Mul(hn::ConvertTo(df, weight), hn::LoadU(df, w.scales + col0 + j));
         const size_t count = HWY_MIN(N, cols - j);
-        StorePartial(df, hn::MulAdd(value, dequantized, LoadPartial(df, out + j, count)),
-                     out + j, count);
+        StorePartial(df, hn::MulAdd(value, dequantized, LoadPartial(df, out + j, count)), out + j,
+                     count);
       }
     }
   }
@@ -161,15 +188,10 @@ inline std::vector<const ProjectionKernel*> ListI8Kernels() {
   kernels.push_back(&kSveDot);
 #endif
 #if EDGEATTN_I8_NEON_DOT
-  static const ProjectionKernel kNeonDot = {"qd8_qc8w_neondot_3x4v",
-                                            ActivationType::kQd8,
-                                            WeightType::kQc8,
-                                            &CpuHasNeonDotProduct,
-                                            kGemmI8PanelWidth,
-                                            &Qc8PanelsBytes,
-                                            &PackQc8Panels,
-                                            &UnpackQc8Panels,
-                                            &RunI8<&PanelNeonDot, &Qc8PanelsView>};
+  static const ProjectionKernel kNeonDot = {
+      "qd8_qc8w_neondot_3x4v", ActivationType::kQd8, WeightType::kQc8,
+      &CpuHasNeonDotProduct,   kGemmI8PanelWidth,    &Qc8PanelsBytes,
+      &PackQc8Panels,          &UnpackQc8Panels,     &RunI8<&PanelNeonDot, &Qc8PanelsView>};
   kernels.push_back(&kNeonDot);
 #endif
   static const ProjectionKernel kI16 = {

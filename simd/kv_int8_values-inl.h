@@ -147,9 +147,8 @@ HWY_INLINE V PickValues(V w0, V w1, V w2, V w3) {
 // its chains' int32 sums (chain (row r, stream s, vector v) at sums[(r * kStreams * kVecs + s *
 // kVecs + v) * N]), times the row's step (and unscale), into its accumulators.
 template <size_t kRows, size_t kVecs, size_t kStreams>
-HWY_INLINE void AddPairSums(const int32_t* HWY_RESTRICT sums,
-                            const I16Probabilities* probabilities, size_t c0,
-                            float* HWY_RESTRICT acc, size_t ldacc) {
+HWY_INLINE void AddPairSums(const int32_t* HWY_RESTRICT sums, const I16Probabilities* probabilities,
+                            size_t c0, float* HWY_RESTRICT acc, size_t ldacc) {
   const PairTag d32;
   const hn::RebindToFloat<PairTag> df;
   const size_t N = hn::Lanes(d32);
@@ -165,13 +164,36 @@ HWY_INLINE void AddPairSums(const int32_t* HWY_RESTRICT sums,
       float* HWY_RESTRICT out = acc + r * ldacc + c0 + v * N;
       const auto products = hn::ConvertTo(df, total);
       const auto sum = unscale == 1.0f ? hn::MulAdd(products, step, hn::LoadU(df, out))
-                                       : hn::MulAdd(hn::Mul(products, step),
-                                                    hn::Set(df, unscale), hn::LoadU(df, out));
+                                       : hn::MulAdd(hn::Mul(products, step), hn::Set(df, unscale),
+                                                    hn::LoadU(df, out));
       hn::StoreU(sum, df, out);
     }
   }
 }
 
+#if HWY_TARGET == HWY_SCALAR
+// Steps 3 and 4 for kRows rows and channels [c0, c0 + kVecs): one channel a vector, and no int16
+// pairs in it, so plain C++ over the pair rows (channel c's two keys at bytes 2c and 2c + 1).
+template <size_t kRows, size_t kVecs>
+HWY_INLINE void AccumulatePairChannels(const uint8_t* HWY_RESTRICT panels, size_t dk, size_t pairs,
+                                       const I16Probabilities* probabilities, size_t c0,
+                                       float* HWY_RESTRICT acc, size_t ldacc) {
+  constexpr size_t kPanelPairs = kI8ValuePanel / 2;
+  const size_t pair_bytes = I8ValuePairBytes(dk);
+  int32_t sums[kRows * kVecs] = {};
+  for (size_t u = 0; u < pairs; ++u) {
+    const int8_t* values = reinterpret_cast<const int8_t*>(
+        panels + u / kPanelPairs * I8ValuePanelBytes(dk) + u % kPanelPairs * pair_bytes + 2 * c0);
+    for (size_t r = 0; r < kRows; ++r) {
+      const int32_t q0 = probabilities[r].q[2 * u], q1 = probabilities[r].q[2 * u + 1];
+      for (size_t v = 0; v < kVecs; ++v) {
+        sums[r * kVecs + v] += int32_t{values[2 * v]} * q0 + int32_t{values[2 * v + 1]} * q1;
+      }
+    }
+  }
+  AddPairSums<kRows, kVecs, 1>(sums, probabilities, c0, acc, ldacc);
+}
+#else
 // Steps 3 and 4 for kRows rows and channels [c0, c0 + kVecs * N): each step of the loop widens
 // kValues vectors of pair rows once for every row (kVecs channel vectors of kStreams pairs; more
 // than one stream where rows and vectors alone give fewer than four chains, so that no chain
@@ -195,20 +217,21 @@ HWY_INLINE void AccumulatePairChannels(const uint8_t* HWY_RESTRICT panels, size_
   auto b8 = a0, b9 = a0, b10 = a0, b11 = a0, b12 = a0, b13 = a0, b14 = a0, b15 = a0;
   auto w0 = hn::Zero(d16), w1 = w0, w2 = w0, w3 = w0;
   // Value vector i: pair u + i / kVecs, channel vector i % kVecs.
-#define EDGEATTN_PAIR_VALUES(i)                                                                 \
-  if constexpr ((i) < kValues) {                                                                \
-    w##i = hn::PromoteTo(d16, hn::LoadU(d8, reinterpret_cast<const int8_t*>(                    \
-                                                rows + (u + (i) / kVecs) * pair_bytes) +        \
-                                                (i) % kVecs * 2 * N));                          \
+#define EDGEATTN_PAIR_VALUES(i)                                                                \
+  if constexpr ((i) < kValues) {                                                               \
+    w##i = hn::PromoteTo(                                                                      \
+        d16,                                                                                   \
+        hn::LoadU(d8, reinterpret_cast<const int8_t*>(rows + (u + (i) / kVecs) * pair_bytes) + \
+                          (i) % kVecs * 2 * N));                                               \
   }
   // Chain c: row c / kValues, value vector c % kValues.
-#define EDGEATTN_PAIR_CHAIN(c)                                                                  \
-  if constexpr ((c) < kChains) {                                                                \
-    constexpr size_t kValue = (c) % kValues;                                                    \
-    int32_t word;                                                                               \
+#define EDGEATTN_PAIR_CHAIN(c)                                                                   \
+  if constexpr ((c) < kChains) {                                                                 \
+    constexpr size_t kValue = (c) % kValues;                                                     \
+    int32_t word;                                                                                \
     memcpy(&word, probabilities[(c) / kValues].q + 2 * (u0 + u + kValue / kVecs), sizeof(word)); \
-    a##c = MulAddPairsI16(d32, PickValues<kValue>(w0, w1, w2, w3),                              \
-                          hn::BitCast(d16, hn::Set(d32, word)), a##c, b##c);                    \
+    a##c = MulAddPairsI16(d32, PickValues<kValue>(w0, w1, w2, w3),                               \
+                          hn::BitCast(d16, hn::Set(d32, word)), a##c, b##c);                     \
   }
 #define EDGEATTN_PAIR_ALL(X) \
   X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
@@ -218,9 +241,9 @@ HWY_INLINE void AccumulatePairChannels(const uint8_t* HWY_RESTRICT panels, size_
     const size_t n = HWY_MIN(kI8ValuePanel / 2, pairs - u0);
     size_t u = 0;
     for (; u + kStreams <= n; u += kStreams) {
-      EDGEATTN_PAIR_VALUES(0) EDGEATTN_PAIR_VALUES(1) EDGEATTN_PAIR_VALUES(2)
-      EDGEATTN_PAIR_VALUES(3)
-      EDGEATTN_PAIR_ALL(EDGEATTN_PAIR_CHAIN)
+      EDGEATTN_PAIR_VALUES(0)
+      EDGEATTN_PAIR_VALUES(1) EDGEATTN_PAIR_VALUES(2) EDGEATTN_PAIR_VALUES(3)
+          EDGEATTN_PAIR_ALL(EDGEATTN_PAIR_CHAIN)
     }
     // The first stream's values and chains for the pairs left (none with one stream).
     for (; kStreams > 1 && u < n; ++u) {
@@ -233,9 +256,9 @@ HWY_INLINE void AccumulatePairChannels(const uint8_t* HWY_RESTRICT panels, size_
   }
   // Each chain's sums in channel order, for AddPairSums.
   HWY_ALIGN int32_t sums[kChains * kI8ValueAlign];
-#define EDGEATTN_PAIR_STORE(c)                                               \
-  if constexpr ((c) < kChains) {                                             \
-    hn::StoreU(hn::RearrangeToOddPlusEven(a##c, b##c), d32, sums + (c) * N); \
+#define EDGEATTN_PAIR_STORE(c)                                             \
+  if constexpr ((c) < kChains) {                                           \
+    hn::StoreU(hn::RearrangeToOddPlusEven(a##c, b##c), d32, sums + (c)*N); \
   }
   EDGEATTN_PAIR_ALL(EDGEATTN_PAIR_STORE)
 #undef EDGEATTN_PAIR_STORE
@@ -245,6 +268,7 @@ HWY_INLINE void AccumulatePairChannels(const uint8_t* HWY_RESTRICT panels, size_
 #undef EDGEATTN_PAIR_VALUES
   AddPairSums<kRows, kVecs, kStreams>(sums, probabilities, c0, acc, ldacc);
 }
+#endif  // HWY_TARGET == HWY_SCALAR
 
 // Channels of kRows rows in blocks of up to four vectors (pair rows are whole vectors).
 template <size_t kRows>
