@@ -15,6 +15,10 @@ class Workspace {
   // A buffer of at least `floats` floats; contents are unspecified. Invalidates earlier ones.
   float* Reserve(std::size_t floats) {
     if (floats > capacity_) {
+      // The old buffer goes first (a lower peak), and capacity_ with it: after a failed
+      // allocation the workspace is empty, and the next call allocates again.
+      buffer_.reset();
+      capacity_ = 0;
       buffer_ = hwy::AllocateAligned<float>(floats);
       if (!buffer_) throw std::bad_alloc();
       capacity_ = floats;
