@@ -344,9 +344,13 @@ TEST(CliTest, BenchOptionErrorsNameTheOption) {
       {"--seq 8 --kernel f32_nope", "--kernel: expected one of the kernels this CPU runs"},
       {"--seq 8 --batch 0", "--batch: expected a value in [1, 65536], got 0"},
       {"--seq 8 --kv-heads 4", "--kv-heads: expected a divisor of the heads (3), got 4"},
-      {"--seq 8 --kv-heads 2", "Config.num_kv_heads"},
+      {"--seq 8 --kv-heads 2", "--kv-heads: expected a divisor of the heads (3), got 2"},
       {"--seq 8 --decode 4 --key-len 3", "--key-len: decode steps attend to their cache"},
-      {"--seq 8 --int8-block 6", "int8_block: expected a multiple of 4"},
+      {"--seq 8 --int8-block 6", "--int8-block: expected a multiple of 4 in [4, 65536], got 6"},
+      {"--seq 8 --precision fp32 --int8-block 0", "--int8-block: expected a multiple of 4"},
+      {"--seq 8 --rotary-layout halves --rotary-dim 10",
+       "--rotary-dim: expected 0 (all of head_dim) or an even count in [2, 8] (head_dim = "
+       "d_model / heads), got 10"},
       {"--seq 1048576 --batch 65536", "needs"},
       {"--seq 8 --json --format csv", "--json and --format csv"},
   };
@@ -356,6 +360,27 @@ TEST(CliTest, BenchOptionErrorsNameTheOption) {
     EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << "\n" << r.output;
     // Nothing but the error: no table header before it.
     EXPECT_EQ(r.output.find("edgeattn 0"), std::string::npos) << c.args << "\n" << r.output;
+    // The options as typed, not the library's fields they set.
+    EXPECT_EQ(r.output.find("Config."), std::string::npos) << c.args << "\n" << r.output;
+  }
+  const struct {
+    const char* args;
+    const char* message;
+  } shapes[] = {
+      {"--d-model 100 --heads 3", "--d-model and --heads: expected --d-model a multiple of "
+                                  "--heads (3), got 100"},
+      {"--d-model 24 --heads 25", "--heads: expected a value in [1, 24] (--d-model), got 25"},
+      {"--d-model 20000 --heads 4", "--d-model: expected a value in [1, 16384], got 20000"},
+      {"--shape tiny --kv-heads 3", "--kv-heads: expected a divisor of the heads (4), got 3"},
+      {"--shape minilm --rotary-layout halves --rotary-dim 34",
+       "--rotary-dim: expected 0 (all of head_dim) or an even count in [2, 32]"},
+  };
+  for (const auto& c : shapes) {
+    const bool custom = std::string(c.args).find("--d-model") != std::string::npos;
+    const Result r = RunCli(std::string("bench ") + c.args + (custom ? " --seq 8" : ""));
+    EXPECT_EQ(r.exit_code, 1) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << "\n" << r.output;
+    EXPECT_EQ(r.output.find("Config."), std::string::npos) << c.args << "\n" << r.output;
   }
   Result r = RunCli("bench --d-model 24 --seq 8");
   EXPECT_EQ(r.exit_code, 1);

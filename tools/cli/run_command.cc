@@ -130,7 +130,7 @@ int Run(const RunOptions& o) {
   LoadOptions load = o.layer.ToLoadOptions(o.heads, precision, o.int8_block);
   load.math = o.math.ToMath();
   load.kv_format = KvFormatNamed(o.kv_format);
-  const MultiheadAttention mha = MultiheadAttention::Load(o.weights, load);
+  const MultiheadAttention mha = LoadLayer(o.weights, load);
   if (!o.precision.empty() && precision != Precision::kAuto && precision != Precision::kInt8 &&
       mha.config().precision == Precision::kInt8) {
     throw Error("--precision " + o.precision + ": '" + o.weights +

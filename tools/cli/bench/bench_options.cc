@@ -12,6 +12,7 @@
 #include "runtime/benchmark_case.h"
 #include "runtime/text_checks.h"
 #include "tools/cli/bench/process_memory.h"
+#include "tools/cli/config_options.h"
 #include "tools/cli/layer_options.h"
 #include "tools/cli/whole_number.h"
 
@@ -277,16 +278,8 @@ std::vector<ModelSpec> SelectModels(const BenchOptions& o) {
 }
 
 void CheckModel(const BenchOptions& o, const ModelSpec& m) {
-  if (m.d_model > kMaxModelDim) {
-    throw Error("--d-model: expected at most " + Str(kMaxModelDim) + ", got " + Str(m.d_model));
-  }
-  if (m.heads > m.d_model) {
-    throw Error("--heads: expected at most d_model (" + Str(m.d_model) + "), got " + Str(m.heads));
-  }
-  if (o.kv_heads > m.heads) {
-    throw Error("--kv-heads: expected a divisor of the heads (" + Str(m.heads) + "), got " +
-                Str(o.kv_heads));
-  }
+  CheckHeadOptions(m.d_model, m.heads, o.kv_heads);
+  CheckRotaryDimOption(o.math.ToMath(), m.d_model / m.heads);
 }
 
 // The decode shape's further steps: beam search's batch of kBeams beams reordering the cache
@@ -427,6 +420,7 @@ BenchPlan MakeBenchPlan(const BenchOptions& o) {
   if (o.batch < 1 || o.batch > kMaxBatch) {
     throw Error("--batch: expected a value in [1, " + Str(kMaxBatch) + "], got " + Str(o.batch));
   }
+  CheckInt8BlockOption(o.int8_block);
   BenchPlan plan;
   for (const ModelSpec& m : SelectModels(o)) {
     CheckModel(o, m);
