@@ -401,6 +401,20 @@ TEST(CliTest, BenchOptionErrorsNameTheOption) {
   }
 }
 
+// An empty value is refused, naming the option: CLI11 alone read it as no value, so that
+// `--seq ''` measured the shape's own lengths and `--softcap ''` turned soft-capping off.
+TEST(CliTest, BenchEmptyValuesAreRefused) {
+  for (const std::string option : {"--seq", "--key-len", "--decode", "--threads", "--min-time",
+                                   "--score-scale", "--softcap", "--rotary-base",
+                                   "--rotary-scaling", "--qk-norm-eps"}) {
+    const Result r = RunCli(kSmallBench + (option == "--seq" ? "" : "--seq 8 ") + option + " ''");
+    EXPECT_NE(r.exit_code, 0) << option << "\n" << r.output;
+    EXPECT_NE(r.output.find(option + ": expected "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("got an empty value"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("edgeattn 0"), std::string::npos) << option << "\n" << r.output;
+  }
+}
+
 // Output to a pipe gets no progress line; on a terminal, stderr shows one while rows run and
 // clears it before each row.
 TEST(CliTest, BenchProgressOnlyOnATerminal) {

@@ -224,6 +224,21 @@ TEST(CliTest, RunAndQuantizeErrorsNameTheOptionNotTheField) {
       << r.output;
 }
 
+// An empty file name or number is refused, not read as none (no weights file, no soft-capping).
+TEST(CliTest, RunEmptyValuesAreRefused) {
+  const auto c = testing_support::LoadGoldenCases().front();
+  const std::string out = ::testing::TempDir() + "empty_value.npy";
+  std::remove(out.c_str());
+  for (const std::string option : {"--weights-output", "--softcap", "--rotary-scaling"}) {
+    const Result r = RunCli("run --weights " + c.Path(".safetensors") + " --heads 4 --input " +
+                            c.Path("_query.npy") + " --output " + out + " " + option + " ''");
+    EXPECT_NE(r.exit_code, 0) << option << "\n" << r.output;
+    EXPECT_NE(r.output.find(option + ": expected "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("got an empty value"), std::string::npos) << r.output;
+    EXPECT_FALSE(std::ifstream(out).good()) << option << " wrote " << out;
+  }
+}
+
 // quantize writes int8 weights that run loads directly (no --heads: the file records it) and
 // that reproduce the on-the-fly int8 result bit for bit; both stay close to PyTorch.
 TEST(CliTest, QuantizeThenRunInt8) {

@@ -207,7 +207,8 @@ Command AddRunCommand(CLI::App& parent) {
       ->check(CLI::ExistingFile);
   app->add_option("--weights-output", o->weights_output,
                   "Also write the attention weights to this .npy: [B, Lq, Lk] averaged over "
-                  "heads, or [B, heads, Lq, Lk] with --per-head-weights (no B for [L, d] input)");
+                  "heads, or [B, heads, Lq, Lk] with --per-head-weights (no B for [L, d] input)")
+      ->check(NotEmpty("a file name"));
   app->add_flag("--per-head-weights", o->per_head_weights,
                 "--weights-output per head instead of averaged");
   app->add_option("--precision", o->precision,

@@ -108,8 +108,7 @@ std::vector<std::size_t> ParseCountList(const std::string& option, const std::st
     } else if (ParseCount(item, &v)) {
       AddValue(limits, v, &values);
     } else {
-      throw Error(option + ": expected a number, a list such as 64,128 or a sweep such as " +
-                  "64:4096:x2, got '" + item + "'");
+      throw Error(option + ": expected " + kCountListExpected + ", got '" + item + "'");
     }
   }
   return Distinct(values);
@@ -142,7 +141,8 @@ void AddWorkloadOptions(CLI::App* app, BenchOptions* o) {
       ->capture_default_str();
   app->add_option("--seq", o->seq,
                   "Query lengths L: 128, a list 64,128 or a sweep 64:4096:x2 / 64:512:+64 "
-                  "(decode: new positions per step, default 1)");
+                  "(decode: new positions per step, default 1)")
+      ->check(NotEmpty(kCountListExpected));
   app->add_option("--d-model", o->d_model, "Custom shape: model width (with --heads and --seq)")
       ->check(CheckWholeNumber);
   app->add_option("--heads", o->heads, "Custom shape: number of heads")
@@ -156,12 +156,15 @@ void AddWorkloadOptions(CLI::App* app, BenchOptions* o) {
       ->capture_default_str();
   app->add_option("--key-len", o->key_len,
                   "Cross-attention: key/value lengths Lk (list or sweep; default: "
-                  "self-attention)");
+                  "self-attention)")
+      ->check(NotEmpty(kCountListExpected));
   app->add_flag("--causal", o->causal, "Causal mask (query i attends keys j <= i)");
   app->add_option("--decode", o->decode,
-                  "Time decode steps against a KV cache of this many positions (list or sweep)");
+                  "Time decode steps against a KV cache of this many positions (list or sweep)")
+      ->check(NotEmpty(kCountListExpected));
   app->add_option("--threads", o->threads,
-                  "Thread counts: 1,2 or a sweep 1:8:x2 (default: 1 and all hardware threads)");
+                  "Thread counts: 1,2 or a sweep 1:8:x2 (default: 1 and all hardware threads)")
+      ->check(NotEmpty(kCountListExpected));
 }
 
 // How the projections and keys/values are stored: precisions, kernels, K/V formats.
@@ -203,6 +206,7 @@ void AddMeasureOptions(CLI::App* app, BenchOptions* o) {
       ->check(CLI::Range(std::size_t{0}, kMaxTimedCalls))
       ->capture_default_str();
   app->add_option("--min-time", o->measure.min_time, "Seconds to measure each row, at least")
+      ->check(NotEmpty("a number of seconds in [0, 3600]"))
       // CLI::Range lets NaN through (no comparison fails), which no measured time ever reaches.
       ->check(
           [](const std::string& text) {
