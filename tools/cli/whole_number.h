@@ -19,10 +19,6 @@ std::string CheckWholeNumber(const std::string& text);
 // whose empty value CLI11 would read as none (lists kept as text, float and file options).
 std::function<std::string(const std::string&)> NotEmpty(const std::string& expected);
 
-// What the count-list options (--seq, --key-len, --decode, --threads) expect.
-inline constexpr char kCountListExpected[] =
-    "a number, a list such as 64,128 or a sweep such as 64:4096:x2";
-
 }  // namespace cli
 }  // namespace edgeattn
 

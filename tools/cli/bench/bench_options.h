@@ -88,12 +88,6 @@ void AddBenchOptions(CLI::App* app, BenchOptions* o);
 // the option.
 BenchPlan MakeBenchPlan(const BenchOptions& o);
 
-// "64,128,256", "64:4096:x2" (x: times a factor), "64:512:+64" (+: plus a step), "1:4" (+1),
-// or a mix separated by commas; every value in [min, max], at most kMaxListValues values.
-std::vector<std::size_t> ParseCountList(const std::string& option, const std::string& text,
-                                        std::size_t min, std::size_t max);
-inline constexpr std::size_t kMaxListValues = 1000;
-
 }  // namespace cli
 }  // namespace edgeattn
 
