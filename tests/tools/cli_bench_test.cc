@@ -240,6 +240,20 @@ TEST(CliTest, BenchSequenceAndThreadSweeps) {
   }
 }
 
+// --threads 0 is what a Context of 0 threads runs on here: listed with that count, in either
+// order, it is measured once (tests/tools/cli_count_lists_test.cc sets the CPU count itself).
+TEST(CliTest, BenchThreadsZeroIsMeasuredOnce) {
+  const std::vector<nlohmann::json> all = SmallBenchRows("--seq 8 --threads 0 --precision fp32");
+  ASSERT_EQ(all.size(), 2u);  // reference, fp32
+  const std::string cpus = std::to_string(all[1]["threads"].get<std::size_t>());
+  for (const std::string& threads : {"0," + cpus, cpus + ",0", cpus + "," + cpus}) {
+    const std::vector<nlohmann::json> rows =
+        SmallBenchRows("--seq 8 --precision fp32 --threads " + threads);
+    ASSERT_EQ(rows.size(), 2u) << threads;
+    EXPECT_EQ(rows[1]["threads"], all[1]["threads"]) << threads;
+  }
+}
+
 // --reference auto skips a reference that would take longer than the rows it serves, and the
 // rows say so; always runs it anyway.
 TEST(CliTest, BenchReferencePolicy) {

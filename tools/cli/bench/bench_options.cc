@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <cstdio>
 #include <limits>
-#include <thread>
 
 #include <CLI/CLI.hpp>
 
@@ -69,7 +68,8 @@ void AddWorkloadOptions(CLI::App* app, BenchOptions* o) {
                   "Time decode steps against a KV cache of this many positions (list or sweep)")
       ->check(NotEmpty(kCountListExpected));
   app->add_option("--threads", o->threads,
-                  "Thread counts: 1,2 or a sweep 1:8:x2 (default: 1 and all hardware threads)")
+                  "Thread counts: 1,2 or a sweep 1:8:x2; 0: all CPUs, measured once with the "
+                  "count it equals (default: 1 and all CPUs)")
       ->check(NotEmpty(kCountListExpected));
 }
 
@@ -283,12 +283,6 @@ void CheckMemory(const BenchGroup& g) {
   }
 }
 
-std::vector<std::size_t> ThreadCounts(const std::string& text) {
-  if (!text.empty()) return ParseCountList("--threads", text, 0, kMaxThreads);
-  const std::size_t all = std::max(1u, std::thread::hardware_concurrency());
-  return all > 1 ? std::vector<std::size_t>{1, all} : std::vector<std::size_t>{1};
-}
-
 }  // namespace
 
 // The precision whose kernels this CPU runs include `name`; throws naming them otherwise.
@@ -345,7 +339,8 @@ BenchPlan MakeBenchPlan(const BenchOptions& o) {
       plan.kv_formats.push_back(format);
     }
   }
-  plan.threads = ThreadCounts(o.threads);
+  // What a Context of 0 threads runs on (hardware threads, or oneTBB's arena limit).
+  plan.threads = ParseThreadCounts(o.threads, Context().threads());
   plan.int8_block = o.int8_block;
   plan.measure = o.measure;
   plan.reference = o.reference == "always"  ? ReferencePolicy::kAlways

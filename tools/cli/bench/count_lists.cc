@@ -103,5 +103,16 @@ std::vector<std::size_t> ParseCountList(const std::string& option, const std::st
   return Distinct(values);
 }
 
+std::vector<std::size_t> ParseThreadCounts(const std::string& text, std::size_t all_cpus) {
+  const std::string counts = text.empty() ? "1,0" : text;
+  const auto resolved = [all_cpus](std::size_t n) { return n == 0 ? all_cpus : n; };
+  std::vector<std::size_t> distinct;
+  for (std::size_t n : ParseCountList("--threads", counts, 0, kMaxThreads)) {
+    const auto same = [&](std::size_t m) { return resolved(m) == resolved(n); };
+    if (std::none_of(distinct.begin(), distinct.end(), same)) distinct.push_back(n);
+  }
+  return distinct;
+}
+
 }  // namespace cli
 }  // namespace edgeattn

@@ -21,6 +21,10 @@ std::vector<std::size_t> ParseCountList(const std::string& option, const std::st
                                         std::size_t min, std::size_t max);
 inline constexpr std::size_t kMaxListValues = 1000;
 
+// --threads: "" (not given) is "1,0"; 0 is all CPUs, `all_cpus` here (what a Context of 0
+// threads runs on). A count equal to one listed before it is dropped, 0 included: --threads 0,2
+// with 2 CPUs is {0}, one row of 2 threads. 0 stays 0, for Context to resolve.
+std::vector<std::size_t> ParseThreadCounts(const std::string& text, std::size_t all_cpus);
 
 }  // namespace cli
 }  // namespace edgeattn
