@@ -366,6 +366,12 @@ TEST(CliTest, BenchOptionErrorsNameTheOption) {
        "--rotary-dim: expected 0 (all of head_dim) or an even count in [2, 8] (head_dim = "
        "d_model / heads), got 10"},
       {"--seq 1048576 --batch 65536", "needs"},
+      // Refused before any group is built (kMaxBenchRows): 10^6 groups of a reference and 2 rows.
+      {"--seq 1:1000 --key-len 1:1000 --threads 1,2 --precision fp32",
+       "--seq 1:1000 --key-len 1:1000 --threads 1,2: expected at most 10000 rows in one run, got "
+       "3000000 (1000000 groups of shape, L, Lk and cache length times 3 per group)"},
+      {"--seq 1:101 --key-len 1:100 --threads 1 --precision fp32 --reference never",
+       "expected at most 10000 rows in one run, got 10100"},
       {"--seq 8 --json --format csv", "--json and --format csv"},
   };
   for (const auto& c : cases) {

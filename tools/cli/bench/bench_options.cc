@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <limits>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 
@@ -219,24 +220,43 @@ void AddDecodeStepGroups(const std::vector<BenchGroup>& decode, std::vector<Benc
   }
 }
 
-// The groups of one model: each query length, key length and cache length.
-void AddGroups(const BenchOptions& o, const ModelSpec& m, std::vector<BenchGroup>* groups) {
-  std::vector<std::size_t> caches = m.caches;
-  if (!o.decode.empty()) caches = ParseCountList("--decode", o.decode, 0, kMaxSequenceLength);
-  const bool decode = !caches.empty();
-  if (decode && !o.key_len.empty()) {
+// The lengths of one model's groups: each query length, key length (0: self-attention) and
+// cache length (0: a forward pass), and how many groups they make.
+struct GroupAxes {
+  std::vector<std::size_t> seqs, keys, caches;
+  bool decode = false;
+  std::size_t groups = 0;
+};
+
+// The decode shape's own model (not its windowed row) adds AddDecodeStepGroups' groups.
+bool HasDecodeSteps(const ModelSpec& m) { return m.name == DecodeShape().name && m.window == 0; }
+
+GroupAxes AxesOf(const BenchOptions& o, const ModelSpec& m) {
+  GroupAxes a;
+  a.caches = m.caches;
+  if (!o.decode.empty()) a.caches = ParseCountList("--decode", o.decode, 0, kMaxSequenceLength);
+  a.decode = !a.caches.empty();
+  if (a.decode && !o.key_len.empty()) {
     throw Error("--key-len: decode steps attend to their cache; --decode sets its length");
   }
-  const std::vector<std::size_t> default_seqs = decode ? std::vector<std::size_t>{1} : m.seqs;
-  const std::vector<std::size_t> seqs =
-      o.seq.empty() ? default_seqs : ParseCountList("--seq", o.seq, 1, kMaxSequenceLength);
-  const std::vector<std::size_t> keys =
-      o.key_len.empty() ? std::vector<std::size_t>{0}
-                        : ParseCountList("--key-len", o.key_len, 1, kMaxSequenceLength);
-  if (!decode) caches = {0};
-  for (std::size_t seq : seqs) {
-    for (std::size_t key : keys) {
-      for (std::size_t cache : caches) {
+  const std::vector<std::size_t> default_seqs = a.decode ? std::vector<std::size_t>{1} : m.seqs;
+  a.seqs = o.seq.empty() ? default_seqs : ParseCountList("--seq", o.seq, 1, kMaxSequenceLength);
+  a.keys = o.key_len.empty() ? std::vector<std::size_t>{0}
+                             : ParseCountList("--key-len", o.key_len, 1, kMaxSequenceLength);
+  if (!a.decode) a.caches = {0};
+  // Below 2^64: each list holds at most kMaxListValues values.
+  const std::size_t own = a.seqs.size() * a.keys.size() * a.caches.size();
+  // A beams group for each decode group, and the two cross-attention steps.
+  a.groups = HasDecodeSteps(m) ? 2 * own + 2 : own;
+  return a;
+}
+
+// The groups of one model: each query length, key length and cache length.
+void AddGroups(const BenchOptions& o, const ModelSpec& m, const GroupAxes& a,
+               std::vector<BenchGroup>* groups) {
+  for (std::size_t seq : a.seqs) {
+    for (std::size_t key : a.keys) {
+      for (std::size_t cache : a.caches) {
         BenchGroup g;
         g.shape = m.name;
         g.d_model = m.d_model;
@@ -244,11 +264,11 @@ void AddGroups(const BenchOptions& o, const ModelSpec& m, std::vector<BenchGroup
         g.kv_heads = o.kv_heads == 0 ? m.heads : o.kv_heads;
         g.batch = o.batch;
         g.seq = seq;
-        g.decode = decode;
+        g.decode = a.decode;
         g.cache_len = cache;
         g.cross = key != 0;
-        g.key_len = decode ? cache + seq : (key != 0 ? key : seq);
-        g.causal = decode || o.causal;
+        g.key_len = a.decode ? cache + seq : (key != 0 ? key : seq);
+        g.causal = a.decode || o.causal;
         g.math = o.math.ToMath();
         if (m.window != 0) g.math.window = m.window;
         if (g.key_len > kMaxSequenceLength) {
@@ -259,11 +279,49 @@ void AddGroups(const BenchOptions& o, const ModelSpec& m, std::vector<BenchGroup
       }
     }
   }
-  if (m.name == DecodeShape().name && m.window == 0) {
-    const std::vector<BenchGroup> decode(groups->end() - seqs.size() * caches.size(),
+  if (HasDecodeSteps(m)) {
+    const std::vector<BenchGroup> decode(groups->end() - a.seqs.size() * a.caches.size(),
                                          groups->end());
     AddDecodeStepGroups(decode, groups);
   }
+}
+
+// The lists and sweeps given, which multiply the rows.
+std::string SweepsGiven(const BenchOptions& o) {
+  const std::pair<const char*, const std::string*> lists[] = {
+      {"--seq", &o.seq}, {"--key-len", &o.key_len}, {"--decode", &o.decode},
+      {"--threads", &o.threads}};
+  std::string given;
+  for (const auto& [flag, text] : lists) {
+    if (!text->empty()) given += (given.empty() ? "" : " ") + std::string(flag) + " " + *text;
+  }
+  return given.empty() ? "--shape, --precision, --kernel, --kv-format" : given;
+}
+
+// Refused before any group is built or measured.
+void CheckRowCount(const BenchOptions& o, const BenchPlan& plan, std::size_t groups) {
+  const std::size_t per_group =
+      RowsPerGroup(plan) + (plan.reference != ReferencePolicy::kNever ? 1 : 0);
+  if (groups > kMaxBenchRows || groups * per_group > kMaxBenchRows) {
+    throw Error(SweepsGiven(o) + ": expected at most " + Str(kMaxBenchRows) +
+                " rows in one run, got " + Str(groups * per_group) + " (" + Str(groups) +
+                " groups of shape, L, Lk and cache length times " + Str(per_group) +
+                " per group)");
+  }
+}
+
+// Every model's groups, their number checked first.
+void AddAllGroups(const BenchOptions& o, BenchPlan* plan) {
+  const std::vector<ModelSpec> models = SelectModels(o);
+  std::vector<GroupAxes> axes;
+  std::size_t groups = 0;
+  for (const ModelSpec& m : models) {
+    CheckModel(o, m);
+    axes.push_back(AxesOf(o, m));
+    groups += axes.back().groups;
+  }
+  CheckRowCount(o, *plan, groups);
+  for (std::size_t i = 0; i < models.size(); ++i) AddGroups(o, models[i], axes[i], &plan->groups);
 }
 
 // A group's inputs, outputs and reference output must fit in memory: refuse rather than have
@@ -304,6 +362,12 @@ std::vector<KvFormat> KvFormatsOf(const BenchPlan& plan, const BenchMode& mode) 
   return {mode.precision == Precision::kAuto ? KvFormat::kAuto : KvFormat::kFp32};
 }
 
+std::size_t RowsPerGroup(const BenchPlan& plan) {
+  std::size_t rows = 0;
+  for (const BenchMode& mode : plan.modes) rows += KvFormatsOf(plan, mode).size();
+  return rows * plan.threads.size();
+}
+
 std::vector<BenchMode> Modes(const BenchOptions& o) {
   std::vector<BenchMode> modes;
   const auto add = [&](BenchMode mode) {
@@ -326,11 +390,6 @@ BenchPlan MakeBenchPlan(const BenchOptions& o) {
   }
   CheckInt8BlockOption(o.int8_block);
   BenchPlan plan;
-  for (const ModelSpec& m : SelectModels(o)) {
-    CheckModel(o, m);
-    AddGroups(o, m, &plan.groups);
-  }
-  for (const BenchGroup& g : plan.groups) CheckMemory(g);
   plan.modes = Modes(o);
   for (const std::string& name : o.kv_formats) {
     const KvFormat format = KvFormatNamed(name);
@@ -354,6 +413,8 @@ BenchPlan MakeBenchPlan(const BenchOptions& o) {
   if (o.json && o.format != "table" && o.format != "json") {
     throw Error("--json and --format " + o.format + ": expected one output format");
   }
+  AddAllGroups(o, &plan);
+  for (const BenchGroup& g : plan.groups) CheckMemory(g);
   return plan;
 }
 

@@ -68,6 +68,9 @@ struct BenchMode {
 
 struct BenchPlan;
 std::vector<KvFormat> KvFormatsOf(const BenchPlan& plan, const BenchMode& mode);
+// The measured rows of each group: every mode in each of its K/V formats at each thread count
+// (the reference row, when there is one, comes on top).
+std::size_t RowsPerGroup(const BenchPlan& plan);
 
 struct BenchPlan {
   std::vector<BenchGroup> groups;
@@ -87,6 +90,11 @@ void AddBenchOptions(CLI::App* app, BenchOptions* o);
 // Checks the options against each other and expands the lists and sweeps; throws Error naming
 // the option.
 BenchPlan MakeBenchPlan(const BenchOptions& o);
+
+// The most rows one bench run may ask for, refused before any work: each row builds an operator
+// and times it for --min-time (1 s by default), so 10,000 rows already take hours, and a product
+// of sweeps beyond it (--seq 1:1000 --key-len 1:1000: 10^6 groups) is a slip, not a plan.
+inline constexpr std::size_t kMaxBenchRows = 10000;
 
 }  // namespace cli
 }  // namespace edgeattn
