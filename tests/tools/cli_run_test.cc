@@ -147,7 +147,8 @@ TEST(CliTest, RunErrorsNameTheArgument) {
       << r.output;
   r = RunCli(base + " --heads 4 --threads 300");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.output.find("threads: expected 0 (one per hardware thread) or a count in [1, 256]"),
+  EXPECT_NE(r.output.find("--threads: expected 0 (one per hardware thread) or a count in [1, "
+                          "256], got 300"),
             std::string::npos)
       << r.output;
   // Counts are whole numbers as written: CLI11 alone would read -1 as 2^64 - 1, and a number
@@ -181,8 +182,9 @@ TEST(CliTest, RunErrorsNameTheArgument) {
   EXPECT_NE(r.output.find("safetensors"), std::string::npos) << r.output;
 }
 
-// The options whose values become the layer's Config are named as typed, never by the
-// library's field names (Config.int8_block, LoadOptions.num_heads), in run and quantize alike.
+// The options whose values become the layer's Config (and the Context's threads) are named as
+// typed, never by the library's names (Config.int8_block, LoadOptions.num_heads, Context:
+// threads), in run and quantize alike.
 TEST(CliTest, RunAndQuantizeErrorsNameTheOptionNotTheField) {
   const auto c = testing_support::LoadGoldenCases().front();  // d_model 16, 4 heads
   const std::string dir = ::testing::TempDir();
@@ -201,6 +203,8 @@ TEST(CliTest, RunAndQuantizeErrorsNameTheOptionNotTheField) {
        "--int8-block: expected a multiple of 4 in [4, 65536], got 0"},
       {run + "--heads 4 --qk-norm-eps 1e-6",
        "q_norm_weight: expected 4 floats [head_dim = 4] with --qk-norm-eps, got none"},
+      {run + "--heads 4 --threads 257",
+       "--threads: expected 0 (one per hardware thread) or a count in [1, 256], got 257"},
       {quantize + "--heads 3", "--heads: expected a divisor of d_model 16"},
       {quantize + "--heads 4 --int8-block 65540",
        "--int8-block: expected a multiple of 4 in [4, 65536], got 65540"},
@@ -209,7 +213,7 @@ TEST(CliTest, RunAndQuantizeErrorsNameTheOptionNotTheField) {
     const Result r = RunCli(t.args);
     EXPECT_EQ(r.exit_code, 1) << t.args << "\n" << r.output;
     EXPECT_NE(r.output.find(t.message), std::string::npos) << t.args << "\n" << r.output;
-    for (const char* field : {"Config.", "LoadOptions.", "num_heads"}) {
+    for (const char* field : {"Config.", "LoadOptions.", "num_heads", "Context:"}) {
       EXPECT_EQ(r.output.find(field), std::string::npos) << t.args << "\n" << r.output;
     }
   }

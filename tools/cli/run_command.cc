@@ -10,6 +10,7 @@
 #include "edgeattn/npy.hpp"
 #include "runtime/file_bytes.h"
 #include "runtime/text_checks.h"
+#include "runtime/thread_count.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/layer_options.h"
 #include "tools/cli/math_options.h"
@@ -120,6 +121,8 @@ void CheckOutputs(const RunOptions& o) {
 }
 
 int Run(const RunOptions& o) {
+  // The library's own rule, named as the option (Context's error says "Context: threads").
+  CheckThreadCount("--threads", o.threads);
   if (o.key.empty() != o.value.empty()) {
     throw Error("--key and --value: expected both or neither, got only " +
                 std::string(o.key.empty() ? "--value" : "--key"));
