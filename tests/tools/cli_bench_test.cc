@@ -240,6 +240,20 @@ TEST(CliTest, BenchSequenceAndThreadSweeps) {
   }
 }
 
+// --threads 0 is what a Context of 0 threads runs on here: listed with that count, in either
+// order, it is measured once (tests/tools/cli_count_lists_test.cc sets the CPU count itself).
+TEST(CliTest, BenchThreadsZeroIsMeasuredOnce) {
+  const std::vector<nlohmann::json> all = SmallBenchRows("--seq 8 --threads 0 --precision fp32");
+  ASSERT_EQ(all.size(), 2u);  // reference, fp32
+  const std::string cpus = std::to_string(all[1]["threads"].get<std::size_t>());
+  for (const std::string& threads : {"0," + cpus, cpus + ",0", cpus + "," + cpus}) {
+    const std::vector<nlohmann::json> rows =
+        SmallBenchRows("--seq 8 --precision fp32 --threads " + threads);
+    ASSERT_EQ(rows.size(), 2u) << threads;
+    EXPECT_EQ(rows[1]["threads"], all[1]["threads"]) << threads;
+  }
+}
+
 // --reference auto skips a reference that would take longer than the rows it serves, and the
 // rows say so; always runs it anyway.
 TEST(CliTest, BenchReferencePolicy) {
@@ -344,10 +358,20 @@ TEST(CliTest, BenchOptionErrorsNameTheOption) {
       {"--seq 8 --kernel f32_nope", "--kernel: expected one of the kernels this CPU runs"},
       {"--seq 8 --batch 0", "--batch: expected a value in [1, 65536], got 0"},
       {"--seq 8 --kv-heads 4", "--kv-heads: expected a divisor of the heads (3), got 4"},
-      {"--seq 8 --kv-heads 2", "Config.num_kv_heads"},
+      {"--seq 8 --kv-heads 2", "--kv-heads: expected a divisor of the heads (3), got 2"},
       {"--seq 8 --decode 4 --key-len 3", "--key-len: decode steps attend to their cache"},
-      {"--seq 8 --int8-block 6", "int8_block: expected a multiple of 4"},
+      {"--seq 8 --int8-block 6", "--int8-block: expected a multiple of 4 in [4, 65536], got 6"},
+      {"--seq 8 --precision fp32 --int8-block 0", "--int8-block: expected a multiple of 4"},
+      {"--seq 8 --rotary-layout halves --rotary-dim 10",
+       "--rotary-dim: expected 0 (all of head_dim) or an even count in [2, 8] (head_dim = "
+       "d_model / heads), got 10"},
       {"--seq 1048576 --batch 65536", "needs"},
+      // Refused before any group is built (kMaxBenchRows): 10^6 groups of a reference and 2 rows.
+      {"--seq 1:1000 --key-len 1:1000 --threads 1,2 --precision fp32",
+       "--seq 1:1000 --key-len 1:1000 --threads 1,2: expected at most 10000 rows in one run, got "
+       "3000000 (1000000 groups of shape, L, Lk and cache length times 3 per group)"},
+      {"--seq 1:101 --key-len 1:100 --threads 1 --precision fp32 --reference never",
+       "expected at most 10000 rows in one run, got 10100"},
       {"--seq 8 --json --format csv", "--json and --format csv"},
   };
   for (const auto& c : cases) {
@@ -356,6 +380,27 @@ TEST(CliTest, BenchOptionErrorsNameTheOption) {
     EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << "\n" << r.output;
     // Nothing but the error: no table header before it.
     EXPECT_EQ(r.output.find("edgeattn 0"), std::string::npos) << c.args << "\n" << r.output;
+    // The options as typed, not the library's fields they set.
+    EXPECT_EQ(r.output.find("Config."), std::string::npos) << c.args << "\n" << r.output;
+  }
+  const struct {
+    const char* args;
+    const char* message;
+  } shapes[] = {
+      {"--d-model 100 --heads 3", "--d-model and --heads: expected --d-model a multiple of "
+                                  "--heads (3), got 100"},
+      {"--d-model 24 --heads 25", "--heads: expected a value in [1, 24] (--d-model), got 25"},
+      {"--d-model 20000 --heads 4", "--d-model: expected a value in [1, 16384], got 20000"},
+      {"--shape tiny --kv-heads 3", "--kv-heads: expected a divisor of the heads (4), got 3"},
+      {"--shape minilm --rotary-layout halves --rotary-dim 34",
+       "--rotary-dim: expected 0 (all of head_dim) or an even count in [2, 32]"},
+  };
+  for (const auto& c : shapes) {
+    const bool custom = std::string(c.args).find("--d-model") != std::string::npos;
+    const Result r = RunCli(std::string("bench ") + c.args + (custom ? " --seq 8" : ""));
+    EXPECT_EQ(r.exit_code, 1) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << "\n" << r.output;
+    EXPECT_EQ(r.output.find("Config."), std::string::npos) << c.args << "\n" << r.output;
   }
   Result r = RunCli("bench --d-model 24 --seq 8");
   EXPECT_EQ(r.exit_code, 1);
@@ -373,6 +418,20 @@ TEST(CliTest, BenchOptionErrorsNameTheOption) {
               std::string::npos)
         << bad << "\n"
         << r.output;
+  }
+}
+
+// An empty value is refused, naming the option: CLI11 alone read it as no value, so that
+// `--seq ''` measured the shape's own lengths and `--softcap ''` turned soft-capping off.
+TEST(CliTest, BenchEmptyValuesAreRefused) {
+  for (const std::string option : {"--seq", "--key-len", "--decode", "--threads", "--min-time",
+                                   "--score-scale", "--softcap", "--rotary-base",
+                                   "--rotary-scaling", "--qk-norm-eps"}) {
+    const Result r = RunCli(kSmallBench + (option == "--seq" ? "" : "--seq 8 ") + option + " ''");
+    EXPECT_NE(r.exit_code, 0) << option << "\n" << r.output;
+    EXPECT_NE(r.output.find(option + ": expected "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("got an empty value"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("edgeattn 0"), std::string::npos) << option << "\n" << r.output;
   }
 }
 

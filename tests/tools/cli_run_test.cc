@@ -100,8 +100,7 @@ TEST(CliTest, RunStepMathReproducesPyTorch) {
       {"--rotary-dim 4", "--rotary-layout halves or interleaved, got --rotary-layout none"},
       {"--rotary-layout halves --rotary-dim 3", "--rotary-dim: expected an even number"},
       {"--rotary-layout halves --rotary-dim 10",
-       "rotary_dim: expected 0 (= head_dim) or an "
-       "even count in [2, 8]"},
+       "--rotary-dim: expected 0 (= head_dim) or an even count in [2, 8] (head_dim), got 10"},
       {"--rotary-layout halves --rotary-base 1", "--rotary-base: expected a finite number above 1"},
       {"--rotary-layout sideways", "--rotary-layout"},
   };
@@ -118,11 +117,11 @@ TEST(CliTest, RunErrorsNameTheArgument) {
                            c.Path("_query.npy") + " --output " + ::testing::TempDir() + "x.npy";
   Result r = RunCli(base + " --heads 3");
   EXPECT_EQ(r.exit_code, 1);
-  const std::string heads_error = "num_heads: expected a divisor of d_model 16 (from "
+  const std::string heads_error = "--heads: expected a divisor of d_model 16 (from "
                                   "'out_proj.weight' in '" + c.Path(".safetensors") + "'), got 3";
   EXPECT_NE(r.output.find(heads_error), std::string::npos) << r.output;
   r = RunCli(base + " --heads 17");
-  EXPECT_NE(r.output.find("num_heads: expected a divisor of d_model 16"), std::string::npos)
+  EXPECT_NE(r.output.find("--heads: expected a divisor of d_model 16"), std::string::npos)
       << r.output;
   r = RunCli(base + " --heads 4 --key " + c.Path("_query.npy"));
   EXPECT_EQ(r.exit_code, 1);
@@ -148,7 +147,8 @@ TEST(CliTest, RunErrorsNameTheArgument) {
       << r.output;
   r = RunCli(base + " --heads 4 --threads 300");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.output.find("threads: expected 0 (one per hardware thread) or a count in [1, 256]"),
+  EXPECT_NE(r.output.find("--threads: expected 0 (one per hardware thread) or a count in [1, "
+                          "256], got 300"),
             std::string::npos)
       << r.output;
   // Counts are whole numbers as written: CLI11 alone would read -1 as 2^64 - 1, and a number
@@ -165,7 +165,7 @@ TEST(CliTest, RunErrorsNameTheArgument) {
   }
   r = RunCli(base + " --heads 4 --precision int8 --int8-block 6");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.output.find("int8_block: expected a multiple of 4"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--int8-block: expected a multiple of 4"), std::string::npos) << r.output;
   // A failed run writes no output file.
   const std::string never = ::testing::TempDir() + "never_written.npy";
   std::remove(never.c_str());
@@ -180,6 +180,67 @@ TEST(CliTest, RunErrorsNameTheArgument) {
              c.Path("_query.npy") + " --output " + ::testing::TempDir() + "x.npy");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("safetensors"), std::string::npos) << r.output;
+}
+
+// The options whose values become the layer's Config (and the Context's threads) are named as
+// typed, never by the library's names (Config.int8_block, LoadOptions.num_heads, Context:
+// threads), in run and quantize alike.
+TEST(CliTest, RunAndQuantizeErrorsNameTheOptionNotTheField) {
+  const auto c = testing_support::LoadGoldenCases().front();  // d_model 16, 4 heads
+  const std::string dir = ::testing::TempDir();
+  const std::string run = "run --weights " + c.Path(".safetensors") + " --input " +
+                          c.Path("_query.npy") + " --output " + dir + "x.npy ";
+  const std::string quantize =
+      "quantize --weights " + c.Path(".safetensors") + " --output " + dir + "q4.safetensors ";
+  const struct {
+    std::string args, message;
+  } cases[] = {
+      {run + "--heads 3", "--heads: expected a divisor of d_model 16 (from 'out_proj.weight'"},
+      {run + "--heads 4 --precision int8 --int8-block 6",
+       "--int8-block: expected a multiple of 4 in [4, 65536], got 6"},
+      // Unused by fp32, but a value the library would refuse is a mistake all the same.
+      {run + "--heads 4 --int8-block 0",
+       "--int8-block: expected a multiple of 4 in [4, 65536], got 0"},
+      {run + "--heads 4 --qk-norm-eps 1e-6",
+       "q_norm_weight: expected 4 floats [head_dim = 4] with --qk-norm-eps, got none"},
+      {run + "--heads 4 --threads 257",
+       "--threads: expected 0 (one per hardware thread) or a count in [1, 256], got 257"},
+      {quantize + "--heads 3", "--heads: expected a divisor of d_model 16"},
+      {quantize + "--heads 4 --int8-block 65540",
+       "--int8-block: expected a multiple of 4 in [4, 65536], got 65540"},
+  };
+  for (const auto& t : cases) {
+    const Result r = RunCli(t.args);
+    EXPECT_EQ(r.exit_code, 1) << t.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(t.message), std::string::npos) << t.args << "\n" << r.output;
+    for (const char* field : {"Config.", "LoadOptions.", "num_heads", "Context:"}) {
+      EXPECT_EQ(r.output.find(field), std::string::npos) << t.args << "\n" << r.output;
+    }
+  }
+  // An int8 file records its heads; a different --heads is named as the option.
+  ASSERT_EQ(RunCli(quantize + "--heads 4").exit_code, 0);
+  const Result r = RunCli("run --weights " + dir + "q4.safetensors --heads 2 --input " +
+                          c.Path("_query.npy") + " --output " + dir + "x.npy");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("--heads: the int8 file '" + dir + "q4.safetensors' was quantized for "
+                          "4 heads, got 2"),
+            std::string::npos)
+      << r.output;
+}
+
+// An empty file name or number is refused, not read as none (no weights file, no soft-capping).
+TEST(CliTest, RunEmptyValuesAreRefused) {
+  const auto c = testing_support::LoadGoldenCases().front();
+  const std::string out = ::testing::TempDir() + "empty_value.npy";
+  std::remove(out.c_str());
+  for (const std::string option : {"--weights-output", "--softcap", "--rotary-scaling"}) {
+    const Result r = RunCli("run --weights " + c.Path(".safetensors") + " --heads 4 --input " +
+                            c.Path("_query.npy") + " --output " + out + " " + option + " ''");
+    EXPECT_NE(r.exit_code, 0) << option << "\n" << r.output;
+    EXPECT_NE(r.output.find(option + ": expected "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("got an empty value"), std::string::npos) << r.output;
+    EXPECT_FALSE(std::ifstream(out).good()) << option << " wrote " << out;
+  }
 }
 
 // quantize writes int8 weights that run loads directly (no --heads: the file records it) and

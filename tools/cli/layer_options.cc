@@ -1,12 +1,42 @@
 #include "tools/cli/layer_options.h"
 
+#include <cstring>
+#include <utility>
+
 #include <CLI/CLI.hpp>
+
+#include "tools/cli/config_options.h"
 
 namespace edgeattn {
 namespace cli {
+namespace {
+
+// The fields of the library's messages that run's and quantize's options set, longest first
+// where one name begins another.
+constexpr std::pair<const char*, const char*> kOptionOfField[] = {
+    {"Config.math.rotary_dim", "--rotary-dim"},
+    {"Config.math.qk_norm_eps", "--qk-norm-eps"},
+    {"Config.math.qk_norm", "--qk-norm-eps"},
+    {"LoadOptions.math.qk_norm", "--qk-norm-eps"},
+};
+
+std::string WithOptionNames(std::string message) {
+  // LoadOptions.num_heads is named bare, as the message's subject.
+  if (message.rfind("num_heads: ", 0) == 0) message.replace(0, std::strlen("num_heads"), "--heads");
+  for (const auto& [field, option] : kOptionOfField) {
+    for (std::size_t at = message.find(field); at != std::string::npos;
+         at = message.find(field, at + std::strlen(option))) {
+      message.replace(at, std::strlen(field), option);
+    }
+  }
+  return message;
+}
+
+}  // namespace
 
 LoadOptions LayerFlags::ToLoadOptions(std::size_t heads, Precision precision,
                                       std::size_t int8_block) const {
+  CheckInt8BlockOption(int8_block);
   LoadOptions options;
   options.num_heads = heads;
   options.precision = precision;
@@ -15,6 +45,14 @@ LoadOptions LayerFlags::ToLoadOptions(std::size_t heads, Precision precision,
   options.strict = !non_strict;
   options.no_bias = no_bias;
   return options;
+}
+
+MultiheadAttention LoadLayer(const std::string& path, const LoadOptions& options) {
+  try {
+    return MultiheadAttention::Load(path, options);
+  } catch (const Error& e) {
+    throw Error(WithOptionNames(e.what()));
+  }
 }
 
 std::vector<std::string> PrecisionNames() {

@@ -16,12 +16,18 @@ struct LayerFlags {
   bool non_strict = false;
   bool no_bias = false;
 
-  // The flags as load options for a file with `heads` heads (0: from an int8 file).
+  // The flags as load options for a file with `heads` heads (0: from an int8 file); throws
+  // naming --int8-block if the library would refuse it.
   LoadOptions ToLoadOptions(std::size_t heads, Precision precision, std::size_t int8_block) const;
 };
 
 // --prefix, --non-strict, --no-bias.
 void AddLayerFlags(CLI::App* app, LayerFlags* flags);
+
+// MultiheadAttention::Load, its errors naming the options (--heads, --rotary-dim,
+// --qk-norm-eps) where the library's name the fields they set: these checks need the file's
+// d_model, so the CLI cannot make them before loading.
+MultiheadAttention LoadLayer(const std::string& path, const LoadOptions& options);
 
 // Every precision, in the order the CLI lists them.
 inline constexpr Precision kPrecisions[] = {Precision::kFp32, Precision::kInt8, Precision::kBf16,

@@ -62,14 +62,17 @@ AttentionMath MathFlags::ToMath() const {
 }
 
 void AddMathFlags(CLI::App* app, MathFlags* flags) {
+  const auto number = NotEmpty("a number");
   app->add_option("--window", flags->window,
                   "Sliding-window attention: a query sees keys less than this many positions "
                   "away (0: all); a decode cache then holds only the window")
       ->check(CheckWholeNumber);
   app->add_option("--score-scale", flags->score_scale,
-                  "Multiply Q K^T by this instead of 1/sqrt(head_dim) (0: that default)");
+                  "Multiply Q K^T by this instead of 1/sqrt(head_dim) (0: that default)")
+      ->check(number);
   app->add_option("--softcap", flags->softcap,
-                  "Logit soft-capping: scores become softcap * tanh(score / softcap) (0: off)");
+                  "Logit soft-capping: scores become softcap * tanh(score / softcap) (0: off)")
+      ->check(number);
   app->add_option("--rotary-layout", flags->rotary,
                   "Rotary position embedding of Q and K: halves (Llama, NeoX), interleaved "
                   "(GPT-J) or none")
@@ -79,13 +82,16 @@ void AddMathFlags(CLI::App* app, MathFlags* flags) {
                   "Dims of each head rotated (even; 0: all of head_dim)")
       ->check(CheckWholeNumber);
   app->add_option("--rotary-base", flags->rotary_base, "Rotary frequency base")
+      ->check(number)
       ->capture_default_str();
   app->add_option("--rotary-scaling", flags->rotary_scaling,
                   "Linear rotary scaling: positions are divided by it")
+      ->check(number)
       ->capture_default_str();
   app->add_option("--qk-norm-eps", flags->qk_norm_eps,
                   "RMS norm of Q and K per head with this epsilon (0: off): run uses the "
-                  "layer's q_norm.weight and k_norm.weight, bench unit weights");
+                  "layer's q_norm.weight and k_norm.weight, bench unit weights")
+      ->check(number);
 }
 
 }  // namespace cli

@@ -26,8 +26,8 @@ int Quantize(const QuantizeOptions& o) {
   if (o.heads == 0) throw Error("--heads: expected the number of attention heads, got 0");
   CheckOutputIsNotInput(CheckOutputPath(o.output, "--output"), "--output", o.output, "--weights",
                         o.weights);
-  const MultiheadAttention mha = MultiheadAttention::Load(
-      o.weights, o.layer.ToLoadOptions(o.heads, Precision::kInt8, o.int8_block));
+  const MultiheadAttention mha =
+      LoadLayer(o.weights, o.layer.ToLoadOptions(o.heads, Precision::kInt8, o.int8_block));
   mha.SaveInt8(o.output);
   std::printf("wrote %s: int8 weights for d_model %zu, %zu heads, activation block %zu\n",
               o.output.c_str(), mha.config().d_model, mha.config().num_heads,

@@ -10,6 +10,7 @@
 #include "edgeattn/npy.hpp"
 #include "runtime/file_bytes.h"
 #include "runtime/text_checks.h"
+#include "runtime/thread_count.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/layer_options.h"
 #include "tools/cli/math_options.h"
@@ -120,6 +121,8 @@ void CheckOutputs(const RunOptions& o) {
 }
 
 int Run(const RunOptions& o) {
+  // The library's own rule, named as the option (Context's error says "Context: threads").
+  CheckThreadCount("--threads", o.threads);
   if (o.key.empty() != o.value.empty()) {
     throw Error("--key and --value: expected both or neither, got only " +
                 std::string(o.key.empty() ? "--value" : "--key"));
@@ -130,7 +133,7 @@ int Run(const RunOptions& o) {
   LoadOptions load = o.layer.ToLoadOptions(o.heads, precision, o.int8_block);
   load.math = o.math.ToMath();
   load.kv_format = KvFormatNamed(o.kv_format);
-  const MultiheadAttention mha = MultiheadAttention::Load(o.weights, load);
+  const MultiheadAttention mha = LoadLayer(o.weights, load);
   if (!o.precision.empty() && precision != Precision::kAuto && precision != Precision::kInt8 &&
       mha.config().precision == Precision::kInt8) {
     throw Error("--precision " + o.precision + ": '" + o.weights +
@@ -207,7 +210,8 @@ Command AddRunCommand(CLI::App& parent) {
       ->check(CLI::ExistingFile);
   app->add_option("--weights-output", o->weights_output,
                   "Also write the attention weights to this .npy: [B, Lq, Lk] averaged over "
-                  "heads, or [B, heads, Lq, Lk] with --per-head-weights (no B for [L, d] input)");
+                  "heads, or [B, heads, Lq, Lk] with --per-head-weights (no B for [L, d] input)")
+      ->check(NotEmpty("a file name"));
   app->add_flag("--per-head-weights", o->per_head_weights,
                 "--weights-output per head instead of averaged");
   app->add_option("--precision", o->precision,

@@ -14,5 +14,11 @@ std::string CheckWholeNumber(const std::string& text) {
   return "expected a whole number below 2^64, got '" + text + "'";
 }
 
+std::function<std::string(const std::string&)> NotEmpty(const std::string& expected) {
+  return [expected](const std::string& text) {
+    return text.empty() ? "expected " + expected + ", got an empty value" : std::string();
+  };
+}
+
 }  // namespace cli
 }  // namespace edgeattn

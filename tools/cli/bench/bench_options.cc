@@ -5,114 +5,20 @@
 #include <cstdlib>
 #include <cstdio>
 #include <limits>
-#include <thread>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 
 #include "runtime/benchmark_case.h"
 #include "runtime/text_checks.h"
+#include "tools/cli/bench/count_lists.h"
 #include "tools/cli/bench/process_memory.h"
+#include "tools/cli/config_options.h"
 #include "tools/cli/layer_options.h"
 #include "tools/cli/whole_number.h"
 
 namespace edgeattn {
 namespace cli {
-namespace {
-
-std::vector<std::string> Split(const std::string& text, char separator) {
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t end = text.find(separator, start);
-    parts.push_back(text.substr(start, end - start));
-    if (end == std::string::npos) return parts;
-    start = end + 1;
-  }
-}
-
-// A whole decimal number, or nothing.
-bool ParseCount(const std::string& text, std::size_t* value) {
-  if (text.empty() || text.size() > 18) return false;
-  *value = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-    *value = *value * 10 + static_cast<std::size_t>(c - '0');
-  }
-  return true;
-}
-
-struct Limits {
-  const std::string& option;
-  std::size_t min, max;
-};
-
-void AddValue(const Limits& l, std::size_t v, std::vector<std::size_t>* out) {
-  if (v < l.min || v > l.max) {
-    throw Error(l.option + ": expected values in [" + Str(l.min) + ", " + Str(l.max) + "], got " +
-                Str(v));
-  }
-  if (out->size() == kMaxListValues) {
-    throw Error(l.option + ": expected at most " + Str(kMaxListValues) + " values");
-  }
-  out->push_back(v);
-}
-
-// start:end[:xF | :+S]
-void AddSweep(const Limits& l, const std::string& item, std::vector<std::size_t>* out) {
-  const std::vector<std::string> parts = Split(item, ':');
-  std::size_t start = 0, end = 0, step = 1;
-  const bool geometric = parts.size() == 3 && !parts[2].empty() && parts[2][0] == 'x';
-  const bool steps_ok = parts.size() == 2 ||
-                        (parts.size() == 3 && !parts[2].empty() &&
-                         (parts[2][0] == 'x' || parts[2][0] == '+') &&
-                         ParseCount(parts[2].substr(1), &step));
-  if (parts.size() > 3 || !ParseCount(parts[0], &start) || !ParseCount(parts[1], &end) ||
-      !steps_ok) {
-    throw Error(l.option + ": expected a sweep START:END:xFACTOR or START:END:+STEP, got '" +
-                item + "'");
-  }
-  if (start > end) {
-    throw Error(l.option + ": sweep '" + item + "' starts above its end");
-  }
-  if (geometric ? (step < 2 || start == 0) : step == 0) {
-    throw Error(l.option + ": sweep '" + item + "' never advances (" +
-                (geometric ? "factor >= 2 and start >= 1" : "step >= 1") + " expected)");
-  }
-  for (std::size_t v = start; v <= end;) {
-    AddValue(l, v, out);
-    if (geometric ? v > end / step : end - v < step) break;
-    v = geometric ? v * step : v + step;
-  }
-}
-
-// Each listed value once, in the order first given.
-std::vector<std::size_t> Distinct(const std::vector<std::size_t>& values) {
-  std::vector<std::size_t> out;
-  for (std::size_t v : values) {
-    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
-  }
-  return out;
-}
-
-}  // namespace
-
-std::vector<std::size_t> ParseCountList(const std::string& option, const std::string& text,
-                                        std::size_t min, std::size_t max) {
-  const Limits limits{option, min, max};
-  std::vector<std::size_t> values;
-  for (const std::string& item : Split(text, ',')) {
-    std::size_t v = 0;
-    if (item.find(':') != std::string::npos) {
-      AddSweep(limits, item, &values);
-    } else if (ParseCount(item, &v)) {
-      AddValue(limits, v, &values);
-    } else {
-      throw Error(option + ": expected a number, a list such as 64,128 or a sweep such as " +
-                  "64:4096:x2, got '" + item + "'");
-    }
-  }
-  return Distinct(values);
-}
 
 const char* CaseName(const BenchGroup& group) {
   if (!group.decode) return "fwd";
@@ -141,7 +47,8 @@ void AddWorkloadOptions(CLI::App* app, BenchOptions* o) {
       ->capture_default_str();
   app->add_option("--seq", o->seq,
                   "Query lengths L: 128, a list 64,128 or a sweep 64:4096:x2 / 64:512:+64 "
-                  "(decode: new positions per step, default 1)");
+                  "(decode: new positions per step, default 1)")
+      ->check(NotEmpty(kCountListExpected));
   app->add_option("--d-model", o->d_model, "Custom shape: model width (with --heads and --seq)")
       ->check(CheckWholeNumber);
   app->add_option("--heads", o->heads, "Custom shape: number of heads")
@@ -155,12 +62,16 @@ void AddWorkloadOptions(CLI::App* app, BenchOptions* o) {
       ->capture_default_str();
   app->add_option("--key-len", o->key_len,
                   "Cross-attention: key/value lengths Lk (list or sweep; default: "
-                  "self-attention)");
+                  "self-attention)")
+      ->check(NotEmpty(kCountListExpected));
   app->add_flag("--causal", o->causal, "Causal mask (query i attends keys j <= i)");
   app->add_option("--decode", o->decode,
-                  "Time decode steps against a KV cache of this many positions (list or sweep)");
+                  "Time decode steps against a KV cache of this many positions (list or sweep)")
+      ->check(NotEmpty(kCountListExpected));
   app->add_option("--threads", o->threads,
-                  "Thread counts: 1,2 or a sweep 1:8:x2 (default: 1 and all hardware threads)");
+                  "Thread counts: 1,2 or a sweep 1:8:x2; 0: all CPUs, measured once with the "
+                  "count it equals (default: 1 and all CPUs)")
+      ->check(NotEmpty(kCountListExpected));
 }
 
 // How the projections and keys/values are stored: precisions, kernels, K/V formats.
@@ -202,6 +113,7 @@ void AddMeasureOptions(CLI::App* app, BenchOptions* o) {
       ->check(CLI::Range(std::size_t{0}, kMaxTimedCalls))
       ->capture_default_str();
   app->add_option("--min-time", o->measure.min_time, "Seconds to measure each row, at least")
+      ->check(NotEmpty("a number of seconds in [0, 3600]"))
       // CLI::Range lets NaN through (no comparison fails), which no measured time ever reaches.
       ->check(
           [](const std::string& text) {
@@ -277,16 +189,8 @@ std::vector<ModelSpec> SelectModels(const BenchOptions& o) {
 }
 
 void CheckModel(const BenchOptions& o, const ModelSpec& m) {
-  if (m.d_model > kMaxModelDim) {
-    throw Error("--d-model: expected at most " + Str(kMaxModelDim) + ", got " + Str(m.d_model));
-  }
-  if (m.heads > m.d_model) {
-    throw Error("--heads: expected at most d_model (" + Str(m.d_model) + "), got " + Str(m.heads));
-  }
-  if (o.kv_heads > m.heads) {
-    throw Error("--kv-heads: expected a divisor of the heads (" + Str(m.heads) + "), got " +
-                Str(o.kv_heads));
-  }
+  CheckHeadOptions(m.d_model, m.heads, o.kv_heads);
+  CheckRotaryDimOption(o.math.ToMath(), m.d_model / m.heads);
 }
 
 // The decode shape's further steps: beam search's batch of kBeams beams reordering the cache
@@ -316,24 +220,43 @@ void AddDecodeStepGroups(const std::vector<BenchGroup>& decode, std::vector<Benc
   }
 }
 
-// The groups of one model: each query length, key length and cache length.
-void AddGroups(const BenchOptions& o, const ModelSpec& m, std::vector<BenchGroup>* groups) {
-  std::vector<std::size_t> caches = m.caches;
-  if (!o.decode.empty()) caches = ParseCountList("--decode", o.decode, 0, kMaxSequenceLength);
-  const bool decode = !caches.empty();
-  if (decode && !o.key_len.empty()) {
+// The lengths of one model's groups: each query length, key length (0: self-attention) and
+// cache length (0: a forward pass), and how many groups they make.
+struct GroupAxes {
+  std::vector<std::size_t> seqs, keys, caches;
+  bool decode = false;
+  std::size_t groups = 0;
+};
+
+// The decode shape's own model (not its windowed row) adds AddDecodeStepGroups' groups.
+bool HasDecodeSteps(const ModelSpec& m) { return m.name == DecodeShape().name && m.window == 0; }
+
+GroupAxes AxesOf(const BenchOptions& o, const ModelSpec& m) {
+  GroupAxes a;
+  a.caches = m.caches;
+  if (!o.decode.empty()) a.caches = ParseCountList("--decode", o.decode, 0, kMaxSequenceLength);
+  a.decode = !a.caches.empty();
+  if (a.decode && !o.key_len.empty()) {
     throw Error("--key-len: decode steps attend to their cache; --decode sets its length");
   }
-  const std::vector<std::size_t> default_seqs = decode ? std::vector<std::size_t>{1} : m.seqs;
-  const std::vector<std::size_t> seqs =
-      o.seq.empty() ? default_seqs : ParseCountList("--seq", o.seq, 1, kMaxSequenceLength);
-  const std::vector<std::size_t> keys =
-      o.key_len.empty() ? std::vector<std::size_t>{0}
-                        : ParseCountList("--key-len", o.key_len, 1, kMaxSequenceLength);
-  if (!decode) caches = {0};
-  for (std::size_t seq : seqs) {
-    for (std::size_t key : keys) {
-      for (std::size_t cache : caches) {
+  const std::vector<std::size_t> default_seqs = a.decode ? std::vector<std::size_t>{1} : m.seqs;
+  a.seqs = o.seq.empty() ? default_seqs : ParseCountList("--seq", o.seq, 1, kMaxSequenceLength);
+  a.keys = o.key_len.empty() ? std::vector<std::size_t>{0}
+                             : ParseCountList("--key-len", o.key_len, 1, kMaxSequenceLength);
+  if (!a.decode) a.caches = {0};
+  // Below 2^64: each list holds at most kMaxListValues values.
+  const std::size_t own = a.seqs.size() * a.keys.size() * a.caches.size();
+  // A beams group for each decode group, and the two cross-attention steps.
+  a.groups = HasDecodeSteps(m) ? 2 * own + 2 : own;
+  return a;
+}
+
+// The groups of one model: each query length, key length and cache length.
+void AddGroups(const BenchOptions& o, const ModelSpec& m, const GroupAxes& a,
+               std::vector<BenchGroup>* groups) {
+  for (std::size_t seq : a.seqs) {
+    for (std::size_t key : a.keys) {
+      for (std::size_t cache : a.caches) {
         BenchGroup g;
         g.shape = m.name;
         g.d_model = m.d_model;
@@ -341,11 +264,11 @@ void AddGroups(const BenchOptions& o, const ModelSpec& m, std::vector<BenchGroup
         g.kv_heads = o.kv_heads == 0 ? m.heads : o.kv_heads;
         g.batch = o.batch;
         g.seq = seq;
-        g.decode = decode;
+        g.decode = a.decode;
         g.cache_len = cache;
         g.cross = key != 0;
-        g.key_len = decode ? cache + seq : (key != 0 ? key : seq);
-        g.causal = decode || o.causal;
+        g.key_len = a.decode ? cache + seq : (key != 0 ? key : seq);
+        g.causal = a.decode || o.causal;
         g.math = o.math.ToMath();
         if (m.window != 0) g.math.window = m.window;
         if (g.key_len > kMaxSequenceLength) {
@@ -356,11 +279,49 @@ void AddGroups(const BenchOptions& o, const ModelSpec& m, std::vector<BenchGroup
       }
     }
   }
-  if (m.name == DecodeShape().name && m.window == 0) {
-    const std::vector<BenchGroup> decode(groups->end() - seqs.size() * caches.size(),
+  if (HasDecodeSteps(m)) {
+    const std::vector<BenchGroup> decode(groups->end() - a.seqs.size() * a.caches.size(),
                                          groups->end());
     AddDecodeStepGroups(decode, groups);
   }
+}
+
+// The lists and sweeps given, which multiply the rows.
+std::string SweepsGiven(const BenchOptions& o) {
+  const std::pair<const char*, const std::string*> lists[] = {
+      {"--seq", &o.seq}, {"--key-len", &o.key_len}, {"--decode", &o.decode},
+      {"--threads", &o.threads}};
+  std::string given;
+  for (const auto& [flag, text] : lists) {
+    if (!text->empty()) given += (given.empty() ? "" : " ") + std::string(flag) + " " + *text;
+  }
+  return given.empty() ? "--shape, --precision, --kernel, --kv-format" : given;
+}
+
+// Refused before any group is built or measured.
+void CheckRowCount(const BenchOptions& o, const BenchPlan& plan, std::size_t groups) {
+  const std::size_t per_group =
+      RowsPerGroup(plan) + (plan.reference != ReferencePolicy::kNever ? 1 : 0);
+  if (groups > kMaxBenchRows || groups * per_group > kMaxBenchRows) {
+    throw Error(SweepsGiven(o) + ": expected at most " + Str(kMaxBenchRows) +
+                " rows in one run, got " + Str(groups * per_group) + " (" + Str(groups) +
+                " groups of shape, L, Lk and cache length times " + Str(per_group) +
+                " per group)");
+  }
+}
+
+// Every model's groups, their number checked first.
+void AddAllGroups(const BenchOptions& o, BenchPlan* plan) {
+  const std::vector<ModelSpec> models = SelectModels(o);
+  std::vector<GroupAxes> axes;
+  std::size_t groups = 0;
+  for (const ModelSpec& m : models) {
+    CheckModel(o, m);
+    axes.push_back(AxesOf(o, m));
+    groups += axes.back().groups;
+  }
+  CheckRowCount(o, *plan, groups);
+  for (std::size_t i = 0; i < models.size(); ++i) AddGroups(o, models[i], axes[i], &plan->groups);
 }
 
 // A group's inputs, outputs and reference output must fit in memory: refuse rather than have
@@ -378,12 +339,6 @@ void CheckMemory(const BenchGroup& g) {
                   static_cast<double>(*physical) / 1073741824.0);
     throw Error(text);
   }
-}
-
-std::vector<std::size_t> ThreadCounts(const std::string& text) {
-  if (!text.empty()) return ParseCountList("--threads", text, 0, kMaxThreads);
-  const std::size_t all = std::max(1u, std::thread::hardware_concurrency());
-  return all > 1 ? std::vector<std::size_t>{1, all} : std::vector<std::size_t>{1};
 }
 
 }  // namespace
@@ -407,6 +362,12 @@ std::vector<KvFormat> KvFormatsOf(const BenchPlan& plan, const BenchMode& mode) 
   return {mode.precision == Precision::kAuto ? KvFormat::kAuto : KvFormat::kFp32};
 }
 
+std::size_t RowsPerGroup(const BenchPlan& plan) {
+  std::size_t rows = 0;
+  for (const BenchMode& mode : plan.modes) rows += KvFormatsOf(plan, mode).size();
+  return rows * plan.threads.size();
+}
+
 std::vector<BenchMode> Modes(const BenchOptions& o) {
   std::vector<BenchMode> modes;
   const auto add = [&](BenchMode mode) {
@@ -427,12 +388,8 @@ BenchPlan MakeBenchPlan(const BenchOptions& o) {
   if (o.batch < 1 || o.batch > kMaxBatch) {
     throw Error("--batch: expected a value in [1, " + Str(kMaxBatch) + "], got " + Str(o.batch));
   }
+  CheckInt8BlockOption(o.int8_block);
   BenchPlan plan;
-  for (const ModelSpec& m : SelectModels(o)) {
-    CheckModel(o, m);
-    AddGroups(o, m, &plan.groups);
-  }
-  for (const BenchGroup& g : plan.groups) CheckMemory(g);
   plan.modes = Modes(o);
   for (const std::string& name : o.kv_formats) {
     const KvFormat format = KvFormatNamed(name);
@@ -441,7 +398,8 @@ BenchPlan MakeBenchPlan(const BenchOptions& o) {
       plan.kv_formats.push_back(format);
     }
   }
-  plan.threads = ThreadCounts(o.threads);
+  // What a Context of 0 threads runs on (hardware threads, or oneTBB's arena limit).
+  plan.threads = ParseThreadCounts(o.threads, Context().threads());
   plan.int8_block = o.int8_block;
   plan.measure = o.measure;
   plan.reference = o.reference == "always"  ? ReferencePolicy::kAlways
@@ -455,6 +413,8 @@ BenchPlan MakeBenchPlan(const BenchOptions& o) {
   if (o.json && o.format != "table" && o.format != "json") {
     throw Error("--json and --format " + o.format + ": expected one output format");
   }
+  AddAllGroups(o, &plan);
+  for (const BenchGroup& g : plan.groups) CheckMemory(g);
   return plan;
 }
 

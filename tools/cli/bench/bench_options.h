@@ -68,6 +68,9 @@ struct BenchMode {
 
 struct BenchPlan;
 std::vector<KvFormat> KvFormatsOf(const BenchPlan& plan, const BenchMode& mode);
+// The measured rows of each group: every mode in each of its K/V formats at each thread count
+// (the reference row, when there is one, comes on top).
+std::size_t RowsPerGroup(const BenchPlan& plan);
 
 struct BenchPlan {
   std::vector<BenchGroup> groups;
@@ -88,11 +91,10 @@ void AddBenchOptions(CLI::App* app, BenchOptions* o);
 // the option.
 BenchPlan MakeBenchPlan(const BenchOptions& o);
 
-// "64,128,256", "64:4096:x2" (x: times a factor), "64:512:+64" (+: plus a step), "1:4" (+1),
-// or a mix separated by commas; every value in [min, max], at most kMaxListValues values.
-std::vector<std::size_t> ParseCountList(const std::string& option, const std::string& text,
-                                        std::size_t min, std::size_t max);
-inline constexpr std::size_t kMaxListValues = 1000;
+// The most rows one bench run may ask for, refused before any work: each row builds an operator
+// and times it for --min-time (1 s by default), so 10,000 rows already take hours, and a product
+// of sweeps beyond it (--seq 1:1000 --key-len 1:1000: 10^6 groups) is a slip, not a plan.
+inline constexpr std::size_t kMaxBenchRows = 10000;
 
 }  // namespace cli
 }  // namespace edgeattn

@@ -108,9 +108,7 @@ Row MeasureRow(const GroupRun& run, const BenchMode& mode, KvFormat kv_format,
 void RunGroup(const BenchGroup& g, const RandomModel& model, const BenchPlan& plan,
               RowWriter& writer, Progress& progress) {
   const std::unique_ptr<Workload> workload = MakeWorkload(g, model);
-  std::size_t rows = 0;
-  for (const BenchMode& mode : plan.modes) rows += KvFormatsOf(plan, mode).size();
-  rows *= plan.threads.size();
+  const std::size_t rows = RowsPerGroup(plan);
   const std::string label = GroupLabel(g);
   // When each row finished, and how busy the machine was then.
   const auto write = [&](Row row) {
