@@ -282,7 +282,8 @@ void CheckWeightsMatchModel(const simd::AttentionKernel& kernel) {
           }
           if (variant != 2) args.mask.key_padding = key_bias.data();
           args.mask.causal = variant >= 2;
-          args.mask.causal_offset = variant == 3 ? lk / 2 : 0;
+          // The window's rows at the end of the keys, so that whole tiles before it are skipped.
+          args.mask.causal_offset = variant == 3 ? lk / 2 : variant == 2 && lk > lq ? lk - lq : 0;
           args.mask.window = variant == 2 ? 40 : 0;
           args.softcap = variant == 1 ? 3.0f : 0.0f;
           args.sink = variant == 3 ? 0.25f : -HUGE_VALF;
@@ -466,6 +467,23 @@ void CheckNonFinite(const simd::AttentionKernel& kernel) {
   }
 }
 
+// A NaN query value makes every score of its row NaN, which the row maximum misses: the row
+// must come out NaN (not zeros, as for a row whose keys are all masked), its neighbours finite.
+void CheckNanQuery(const simd::AttentionKernel& kernel) {
+  for (size_t lk : {1, 300}) {
+    Head head(kernel, 3, lk, 17, 31);
+    head.q[1 * head.ld + 3] = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> out(3 * head.ld);
+    head.Run(head.Args(out.data()), {});
+    for (size_t c = 0; c < head.dk; ++c) {
+      EXPECT_TRUE(std::isfinite(out[c]) && std::isfinite(out[2 * head.ld + c]))
+          << "lk=" << lk << " col " << c;
+      EXPECT_TRUE(std::isnan(out[head.ld + c]))
+          << "lk=" << lk << " col " << c << " " << out[head.ld + c];
+    }
+  }
+}
+
 // An int8 kernel's pack leaves the model's bytes: keys and values appended in two calls (a cache's
 // prefill and next step), strided rows, a second panel partly filled, a zero row, a key and a
 // value too small to scale, a key whose largest rotated |x| is exactly the smallest that scales
@@ -533,6 +551,7 @@ TEST_P(AttentionKvTest, TestCompactKvI8ValuesExact) {
 TEST_P(AttentionKvTest, TestCompactKvTinyValues) { ForEachKernel(GetParam(), CheckI8TinyValues); }
 TEST_P(AttentionKvTest, TestCompactKvNonFinite) { ForEachKernel(GetParam(), CheckNonFinite); }
 TEST_P(AttentionKvTest, TestCompactKvI8Pack) { ForEachKernel(GetParam(), CheckI8PackMatchesModel); }
+TEST_P(AttentionKvTest, TestCompactKvNanQuery) { ForEachKernel(GetParam(), CheckNanQuery); }
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(AttentionKvTest);
 }  // namespace edgeattn
 #endif
