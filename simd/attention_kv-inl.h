@@ -242,7 +242,7 @@ struct I8DotNeon {
 HWY_POP_ATTRIBUTES
 #endif  // EDGEATTN_KV_NEON_DOT
 
-// int8 keys and values, scored by Dot (I8DotI32 or I8DotVnni).
+// int8 keys and values, scored by Dot (I8DotI32, I8DotVnni or I8DotNeon).
 template <class Dot>
 struct I8Kv {
   static constexpr bool kQuantizesQuery = true;

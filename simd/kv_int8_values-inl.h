@@ -9,10 +9,11 @@
 //   4. acc[c] += float(sums[c]) * step, one multiply-add per channel and tile.
 // A float P V widened and converted each value before its FMA; here one widening serves a pair
 // of keys and up to four rows, and a VNNI instruction multiplies the pair. Step 3's integers do
-// not depend on the order of the sums, so every target and kernel gets the same bits. A row
-// whose largest p' is NaN (a NaN value's scale) makes its accumulators NaN, as fp32 values
-// would; one whose largest p' is tiny rounds p' * 2^64 (exact), so that the step stays a normal
-// float down to the smallest values the format stores (kMinI8RowMax).
+// not depend on the order of the sums, so every int8 kernel of one target gets the same bits
+// (step 4's multiply-add is fused on some targets only). A row whose largest p' is NaN (a NaN
+// value's scale) makes its accumulators NaN, as fp32 values would; one whose largest p' is tiny
+// rounds p' * 2^64 (exact), so that the step stays a normal float down to the smallest values
+// the format stores (kMinI8RowMax).
 
 #if defined(EDGEATTN_SIMD_KV_INT8_VALUES_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EDGEATTN_SIMD_KV_INT8_VALUES_INL_H_
