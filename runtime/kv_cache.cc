@@ -137,10 +137,9 @@ void ResetEmptyRings(KvCache::State& s) {
 
 }  // namespace
 
-void AppendedPositions(KvCache::State& cache, std::size_t b, std::size_t n) {
-  std::size_t& length = cache.lengths[b];
-  length += n;
-  if (length > cache.slots) cache.oldest[b] = std::max(cache.oldest[b], length - cache.slots);
+void OverwritingPositions(KvCache::State& cache, std::size_t b, std::size_t n) {
+  const std::size_t end = cache.lengths[b] + n;
+  if (end > cache.slots) cache.oldest[b] = std::max(cache.oldest[b], end - cache.slots);
 }
 
 void KvCache::Truncate(std::size_t length) {

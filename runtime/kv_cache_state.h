@@ -92,8 +92,9 @@ class CacheChange {
 // slots - window + 1 positions overwrites none its rows see, and Truncate can roll that far back.
 inline constexpr std::size_t kRingSlack = 64;
 
-// Records n positions appended to sequence b by a decode step (and what its ring overwrote).
-void AppendedPositions(KvCache::State& cache, std::size_t b, std::size_t n);
+// Records that a decode step appending n positions to sequence b is about to write their slots:
+// the positions a ring held there are gone from then on, whether the step completes or throws.
+void OverwritingPositions(KvCache::State& cache, std::size_t b, std::size_t n);
 
 // Checks a decode step's input, output and per-sequence step lengths (null: x.length each)
 // against the operator and the cache; returns the step's shape (lq = lk = x.length).

@@ -258,11 +258,13 @@ void MultiheadAttention::Decode(Context& context, ConstTensor x, KvCache& cache,
                       c.values_stride, c.lengths.data(), c.slots};
   Context::State& state = *context.state_;
   const ExclusiveUse context_use(state.busy, kContextBusy);
+  const auto appended = [&](std::size_t b) {
+    return step_lengths.data != nullptr ? step_lengths.data[b] : x.length;
+  };
+  for (std::size_t b = 0; b < c.batch; ++b) OverwritingPositions(c, b, appended(b));
   MhaForward(impl.projections, *c.attention, impl.math, shape, options, x.data, x.data,
              x.data, out.data, &store, *state.executor, state.workspace);
-  for (std::size_t b = 0; b < c.batch; ++b) {
-    AppendedPositions(c, b, step_lengths.data != nullptr ? step_lengths.data[b] : x.length);
-  }
+  for (std::size_t b = 0; b < c.batch; ++b) c.lengths[b] += appended(b);
 }
 
 }  // namespace edgeattn

@@ -6,9 +6,12 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "edgeattn/edgeattn.hpp"
+#include "edgeattn/executor.hpp"
 #include "edgeattn/reference.hpp"
 #include "tests/expect_error.h"
 #include "tests/runtime/test_model.h"
@@ -128,9 +131,9 @@ struct ForwardCase {
 // within the format's bound of the reference.
 void CheckForward(const ForwardCase& f, Precision precision, KvFormat kv_format) {
   constexpr std::size_t batch = ForwardCase::kBatch, lq = ForwardCase::kLq, d = ForwardCase::kD;
-  SCOPED_TRACE(::testing::Message() << f.c.name << (f.options.is_causal ? " causal " : " ")
-                                    << PrecisionName(precision) << " K/V "
-                                    << KvFormatName(kv_format));
+  SCOPED_TRACE(::testing::Message()
+               << f.c.name << (f.options.is_causal ? " causal " : " ") << PrecisionName(precision)
+               << " K/V " << KvFormatName(kv_format));
   Config config = f.model.config(precision);
   config.kv_format = kv_format;
   const MultiheadAttention mha(config, f.model.view());
@@ -264,15 +267,27 @@ TEST(AttentionMathTest, WindowedDecodeOf4096StepsKeepsTheWindow) {
   EXPECT_EQ(cache.bytes(), bytes);
 }
 
+// A window of 100 positions: its cache is a ring of 192 slots, taking steps of up to 93
+// positions once full; 600 positions of input.
+struct WindowOf100 {
+  static constexpr std::size_t kD = 32;
+  static AttentionMath Math() {
+    AttentionMath math;
+    math.window = 100;
+    return math;
+  }
+  MathModel model{Math(), false, kD, 2};
+  MultiheadAttention mha{model.config(Precision::kFp32), model.view()};
+  std::vector<float> x = RandomNormal(600 * kD, 9);
+};
+
 // Truncate rolls back within what the ring holds, and the re-decoded steps are the same;
 // further back is an error naming the first length it still could roll back to.
 TEST(AttentionMathTest, WindowedTruncateRollsBackWithinTheRing) {
-  AttentionMath math;
-  math.window = 100;  // 192 slots; steps of up to 93 positions once full
-  const MathModel model(math, false, 32, 2);
-  const std::size_t d = 32;
-  const MultiheadAttention mha(model.config(Precision::kFp32), model.view());
-  const std::vector<float> x = RandomNormal(600 * d, 9);
+  const WindowOf100 w;
+  const std::size_t d = WindowOf100::kD;
+  const MultiheadAttention& mha = w.mha;
+  const std::vector<float>& x = w.x;
   Context context(1);
   KvCache cache(mha, 600, 1);
   std::vector<float> out(93 * d), again(93 * d);
@@ -293,6 +308,70 @@ TEST(AttentionMathTest, WindowedTruncateRollsBackWithinTheRing) {
         mha.Decode(context, {x.data(), 1, 94, d}, cache, {out.data(), 1, 94, d});
       },
       {"x.length", "at most 93", "got 94"});
+}
+
+// An application executor of two workers (one is run inline, never through it) that throws
+// from its fail_at-th RunWorkers call: a decode step then fails after the phases before it, the
+// K/V pack among them from some call on.
+class ThrowingExecutor final : public Executor {
+ public:
+  explicit ThrowingExecutor(std::size_t fail_at) : fail_at_(fail_at) {}
+  std::size_t workers() const override { return 2; }
+  void RunWorkers(WorkerFn fn) override {
+    if (calls_++ == fail_at_) throw std::runtime_error("the application's pool failed");
+    fn(0);
+    fn(1);
+  }
+
+ private:
+  std::size_t fail_at_;
+  std::size_t calls_ = 0;
+};
+
+// A step that fails keeps the cache's length, but once it has written its ring slots the
+// positions they held are gone: Truncate refuses a rollback whose window needs them (it accepted
+// it, and the next steps read the failed step's keys in their place), and whatever it accepts
+// decodes as a cache that never saw the failure.
+TEST(AttentionMathTest, FailedStepForgetsWhatItsRingSlotsHeld) {
+  const WindowOf100 w;
+  const std::size_t d = WindowOf100::kD;
+  const MultiheadAttention& mha = w.mha;
+  const std::vector<float>& x = w.x;
+  Context context(1);
+  std::vector<float> out(93 * d), want(60 * d);
+  const auto fill = [&](KvCache& cache) {  // holds positions 168..359
+    for (std::size_t first = 0; first < 360; first += 90) {
+      mha.Decode(context, {x.data() + first * d, 1, 90, d}, cache, {out.data(), 1, 90, d});
+    }
+  };
+  KvCache reference(mha, 600, 1);
+  fill(reference);
+  reference.Truncate(300);
+  mha.Decode(context, {x.data() + 300 * d, 1, 60, d}, reference, {want.data(), 1, 60, d});
+  std::size_t refused = 0;
+  for (std::size_t fail_at = 0;; ++fail_at) {
+    KvCache cache(mha, 600, 1);
+    fill(cache);
+    ThrowingExecutor failing(fail_at);
+    Context failing_context(failing);
+    try {
+      mha.Decode(failing_context, {x.data() + 360 * d, 1, 93, d}, cache, {out.data(), 1, 93, d});
+      break;  // fail_at is past the step's last phase
+    } catch (const std::runtime_error&) {
+    }
+    EXPECT_EQ(cache.length(), 360u) << "failing at phase " << fail_at;
+    try {
+      cache.Truncate(300);
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("ring of 192 slots"), std::string::npos) << e.what();
+      ++refused;
+      continue;
+    }
+    std::vector<float> again(60 * d);
+    mha.Decode(context, {x.data() + 300 * d, 1, 60, d}, cache, {again.data(), 1, 60, d});
+    EXPECT_EQ(MaxAbsDiff(again, want), 0.0) << "failing at phase " << fail_at;
+  }
+  EXPECT_GT(refused, 0u) << "no failed step had written the ring";
 }
 
 // A step longer than an empty ring names what the ring takes, and an operator that sees more
