@@ -62,12 +62,18 @@ class ThreadPoolExecutor final : public Executor {
   void RunWorkers(WorkerFn fn) override {
     if (running_here == this) {
       // Called from inside one of this pool's jobs (by a worker, or by the caller while it runs
-      // worker 0): the pool is busy with the outer job, so waiting for it would deadlock. Run
-      // every worker on this thread instead; results do not depend on who runs a worker.
-      for (std::size_t w = 0; w < workers_; ++w) fn(w);
-      return;
+      // worker 0): the pool is busy with the outer job, so waiting for it would deadlock.
+      return RunAllHere(fn);
     }
-    std::lock_guard<std::mutex> one_call_at_a_time(run_mutex_);
+    std::unique_lock<std::mutex> one_call_at_a_time(run_mutex_, std::defer_lock);
+    if (running_here != nullptr) {
+      // Called from a job of another pool: waiting here for this pool, busy with a job of its
+      // own, could close a cycle (two pools whose jobs each call edgeattn over the other, every
+      // thread waiting). Run every worker on this thread instead when it is busy.
+      if (!one_call_at_a_time.try_lock()) return RunAllHere(fn);
+    } else {
+      one_call_at_a_time.lock();
+    }
     {
       std::lock_guard<std::mutex> lock(mutex_);
       job_ = &fn;
@@ -87,6 +93,11 @@ class ThreadPoolExecutor final : public Executor {
   }
 
  private:
+  // Every worker's share on the calling thread; results do not depend on who runs a worker.
+  void RunAllHere(const WorkerFn& fn) {
+    for (std::size_t w = 0; w < workers_; ++w) fn(w);
+  }
+
   void StopAndJoin() {
     {
       std::lock_guard<std::mutex> lock(mutex_);

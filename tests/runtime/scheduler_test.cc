@@ -1,5 +1,6 @@
 // Scheduling: results independent of thread count and executor, executors that run every worker
 // once, concurrent callers, and no CPU burned once a call has returned.
+#include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -12,8 +13,6 @@
 #include <mutex>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "edgeattn/edgeattn.hpp"
 #include "runtime/benchmark_case.h"
@@ -33,25 +32,25 @@ std::vector<float> RunShape(const MultiheadAttention& mha, const ShapeSpec& s,
 
 TEST(SchedulerTest, ContractShapesBitIdenticalForAnyThreadCount) {
   for (const ShapeSpec& s : ContractShapes()) {
-   for (Precision precision : {Precision::kFp32, Precision::kInt8}) {
-    SCOPED_TRACE(s.name + (precision == Precision::kInt8 ? " int8" : " fp32"));
-    const RandomModel model(s.d_model, s.heads);
-    Config config = model.config;
-    config.precision = precision;
-    const MultiheadAttention mha(config, model.view());
-    const std::vector<float> x = RandomActivations(s.seq * s.d_model);
-    Context one(1);
-    const std::vector<float> expected = RunShape(mha, s, x, one);
-    for (std::size_t threads : {2, 3, 4, 7}) {
-      Context context(threads);
-      EXPECT_EQ(0, std::memcmp(RunShape(mha, s, x, context).data(), expected.data(),
-                               expected.size() * sizeof(float)))
-          << threads << " threads on the default executor (" << context.executor().kind() << ")";
+    for (Precision precision : {Precision::kFp32, Precision::kInt8}) {
+      SCOPED_TRACE(s.name + (precision == Precision::kInt8 ? " int8" : " fp32"));
+      const RandomModel model(s.d_model, s.heads);
+      Config config = model.config;
+      config.precision = precision;
+      const MultiheadAttention mha(config, model.view());
+      const std::vector<float> x = RandomActivations(s.seq * s.d_model);
+      Context one(1);
+      const std::vector<float> expected = RunShape(mha, s, x, one);
+      for (std::size_t threads : {2, 3, 4, 7}) {
+        Context context(threads);
+        EXPECT_EQ(0, std::memcmp(RunShape(mha, s, x, context).data(), expected.data(),
+                                 expected.size() * sizeof(float)))
+            << threads << " threads on the default executor (" << context.executor().kind() << ")";
+      }
+      const auto pool = MakeThreadPoolExecutor(3);
+      Context pooled(*pool);
+      EXPECT_EQ(RunShape(mha, s, x, pooled), expected) << "std::thread pool";
     }
-    const auto pool = MakeThreadPoolExecutor(3);
-    Context pooled(*pool);
-    EXPECT_EQ(RunShape(mha, s, x, pooled), expected) << "std::thread pool";
-   }
   }
 }
 
@@ -229,8 +228,11 @@ TEST(ThreadPoolTest, ContextUsedByTwoThreadsAtOnceIsRefused) {
   Context shared(gate);
   std::thread holder([&] { mha.Forward(shared, {x.data(), 1, 9, 32}, {first.data(), 1, 9, 32}); });
   gate.WaitUntilEntered();
-  ExpectError([&] { mha.Forward(shared, {x.data(), 1, 9, 32}, {second.data(), 1, 9, 32}); },
-              {"context: already in use by another call"});
+  ExpectError(
+      [&] {
+        mha.Forward(shared, {x.data(), 1, 9, 32}, {second.data(), 1, 9, 32});
+      },
+      {"context: already in use by another call"});
   gate.Open();
   holder.join();
   Context own(1);
@@ -248,7 +250,9 @@ TEST(ThreadPoolTest, CacheUsedByTwoThreadsAtOnceIsRefused) {
   KvCache cache(mha, 16);
   GateExecutor gate;
   Context held(gate), free_context(1);
-  std::thread holder([&] { mha.Decode(held, {x.data(), 1, 4, 32}, cache, {out.data(), 1, 4, 32}); });
+  std::thread holder([&] {
+    mha.Decode(held, {x.data(), 1, 4, 32}, cache, {out.data(), 1, 4, 32});
+  });
   gate.WaitUntilEntered();
   ExpectError([&] { cache.Truncate(0); }, {"cache: already in use by another call"});
   ExpectError([&] { cache.Clear(); }, {"cache: already in use"});
@@ -256,7 +260,9 @@ TEST(ThreadPoolTest, CacheUsedByTwoThreadsAtOnceIsRefused) {
   ExpectError([&] { cache.Reorder({keep, 1}); }, {"cache: already in use"});
   ExpectError([&] { cache.Truncate({keep, 1}); }, {"cache: already in use"});
   ExpectError(
-      [&] { mha.Decode(free_context, {x.data(), 1, 1, 32}, cache, {other.data(), 1, 1, 32}); },
+      [&] {
+        mha.Decode(free_context, {x.data(), 1, 1, 32}, cache, {other.data(), 1, 1, 32});
+      },
       {"cache: already in use"});
   gate.Open();
   holder.join();
@@ -351,11 +357,15 @@ TEST(ThreadPoolTest, MemoryIsReadConcurrentlyAndWrittenAlone) {
   std::vector<float> held_out(32), other(32);
   GateExecutor reading_gate;
   Context held(reading_gate), free_context(1);
-  std::thread reader(
-      [&] { mha.DecodeCross(held, {x.data(), 1, 1, 32}, memory, {held_out.data(), 1, 1, 32}); });
+  std::thread reader([&] {
+    mha.DecodeCross(held, {x.data(), 1, 1, 32}, memory, {held_out.data(), 1, 1, 32});
+  });
   reading_gate.WaitUntilEntered();
-  ExpectError([&] { mha.ProjectMemory(free_context, {encoder.data(), 1, 50, 32}, memory); },
-              {"memory: in use by another call on another thread"});
+  ExpectError(
+      [&] {
+        mha.ProjectMemory(free_context, {encoder.data(), 1, 50, 32}, memory);
+      },
+      {"memory: in use by another call on another thread"});
   mha.DecodeCross(free_context, {x.data(), 1, 1, 32}, memory, {other.data(), 1, 1, 32});
   EXPECT_EQ(other, expected);  // a second reader at the same time
   reading_gate.Open();
@@ -364,11 +374,12 @@ TEST(ThreadPoolTest, MemoryIsReadConcurrentlyAndWrittenAlone) {
 
   GateExecutor writing_gate;
   Context writing(writing_gate);
-  std::thread writer(
-      [&] { mha.ProjectMemory(writing, {encoder.data(), 1, 50, 32}, memory); });
+  std::thread writer([&] { mha.ProjectMemory(writing, {encoder.data(), 1, 50, 32}, memory); });
   writing_gate.WaitUntilEntered();
   ExpectError(
-      [&] { mha.DecodeCross(free_context, {x.data(), 1, 1, 32}, memory, {other.data(), 1, 1, 32}); },
+      [&] {
+        mha.DecodeCross(free_context, {x.data(), 1, 1, 32}, memory, {other.data(), 1, 1, 32});
+      },
       {"memory: in use by another call on another thread"});
   writing_gate.Open();
   writer.join();
@@ -376,16 +387,29 @@ TEST(ThreadPoolTest, MemoryIsReadConcurrentlyAndWrittenAlone) {
   EXPECT_EQ(other, expected);
 }
 
+// A small operator, 20 rows of input, and what a call from outside any pool gives for them.
+struct SmallForward {
+  RandomModel model{32, 4, 5};
+  MultiheadAttention mha{model.config, model.view()};
+  std::vector<float> x = RandomActivations(20 * 32, 6);
+  std::vector<float> expected = Expected();
+
+  std::vector<float> Expected() const {
+    std::vector<float> out(x.size());
+    Context own(1);
+    mha.Forward(own, {x.data(), 1, 20, 32}, {out.data(), 1, 20, 32});
+    return out;
+  }
+};
+
 // A forward call from inside a job of the executor it runs on (an app sharing its pool with
 // edgeattn) completes with the result of a call from outside: the thread pool runs the inner
 // call's phases on the calling thread instead of waiting for itself; oneTBB nests arenas.
 void ExpectCallsFromInsideComplete(Executor& executor) {
-  const RandomModel model(32, 4, 5);
-  const MultiheadAttention mha(model.config, model.view());
-  const std::vector<float> x = RandomActivations(20 * 32, 6);
-  std::vector<float> expected(x.size());
-  Context own(1);
-  mha.Forward(own, {x.data(), 1, 20, 32}, {expected.data(), 1, 20, 32});
+  const SmallForward small;
+  const MultiheadAttention& mha = small.mha;
+  const std::vector<float>& x = small.x;
+  const std::vector<float>& expected = small.expected;
   std::vector<std::vector<float>> outs(executor.workers(), std::vector<float>(x.size()));
   executor.RunWorkers([&](std::size_t w) {
     Context inner(executor);
@@ -396,6 +420,44 @@ void ExpectCallsFromInsideComplete(Executor& executor) {
 
 TEST(ThreadPoolTest, CallFromInsideItsOwnPoolCompletes) {
   ExpectCallsFromInsideComplete(*MakeThreadPoolExecutor(2));
+}
+
+// In a child process, with an alarm to end a deadlock: two pools, each running a job whose
+// workers call edgeattn on contexts over the other pool; exits 0 once both jobs are done with
+// the result of a call from outside.
+[[noreturn]] void RunJobsCallingAcrossTwoPools() {
+  alarm(60);
+  const SmallForward small;
+  const MultiheadAttention& mha = small.mha;
+  const std::vector<float>& x = small.x;
+  const std::vector<float>& expected = small.expected;
+  const auto first = MakeThreadPoolExecutor(2, false), second = MakeThreadPoolExecutor(2, false);
+  std::atomic<int> wrong{0};
+  const auto calling_over = [&](Executor& other) {
+    return [&](std::size_t) {
+      Context context(other);
+      std::vector<float> out(x.size());
+      for (int i = 0; i < 50; ++i) {
+        mha.Forward(context, {x.data(), 1, 20, 32}, {out.data(), 1, 20, 32});
+        wrong += out != expected;
+      }
+    };
+  };
+  const auto over_second = calling_over(*second);
+  const auto over_first = calling_over(*first);
+  std::thread a([&] { first->RunWorkers(over_second); });
+  std::thread b([&] { second->RunWorkers(over_first); });
+  a.join();
+  b.join();
+  std::_Exit(wrong == 0 ? 0 : 1);
+}
+
+// Jobs of two std::thread pools calling edgeattn over each other complete: a worker of one pool
+// finding the other busy runs the call's phases itself instead of waiting on it (every thread of
+// both pools waited on the other's lock).
+TEST(ThreadPoolDeathTest, JobsCallingAcrossTwoPoolsComplete) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(RunJobsCallingAcrossTwoPools(), ::testing::ExitedWithCode(0), "");
 }
 
 #if EDGEATTN_WITH_TBB
