@@ -126,12 +126,13 @@ struct QuantizeJob {
 };
 
 // Runs the items of several independent jobs as one parallel phase: every job has items()
-// work items and Run(item); the items of all jobs are split between the workers together.
+// work items and Run(item); the items of all jobs are split between the executor's `workers`
+// workers together.
 template <class Job, std::size_t kJobs>
-void RunJobs(Executor& executor, const Job (&jobs)[kJobs]) {
+void RunJobs(Executor& executor, std::size_t workers, const Job (&jobs)[kJobs]) {
   std::size_t first_item[kJobs + 1] = {0};
   for (std::size_t j = 0; j < kJobs; ++j) first_item[j + 1] = first_item[j] + jobs[j].items();
-  ParallelForItems(executor, first_item[kJobs], [&](std::size_t item, std::size_t) {
+  ParallelForItems(executor, workers, first_item[kJobs], [&](std::size_t item, std::size_t) {
     std::size_t j = 0;
     while (item >= first_item[j + 1]) ++j;
     jobs[j].Run(item - first_item[j]);

@@ -11,6 +11,15 @@
 #include "simd/qk_transforms.h"
 
 namespace edgeattn {
+namespace {
+
+// Calls fn(item, worker) for the pass's items on its executor, over the workers it was planned for.
+template <class Fn>
+void ForEachItem(const ForwardPass& pass, std::size_t items, const Fn& fn) {
+  ParallelForItems(pass.executor, pass.plan.workers, items, fn);
+}
+
+}  // namespace
 
 void QuantizeInputs(const ForwardPass& pass) {
   const ForwardPlan& p = pass.plan;
@@ -21,7 +30,7 @@ void QuantizeInputs(const ForwardPass& pass) {
       {c.xq, p.q_rows, b.xq8, d, p.block, p.quantized_bytes},
       {p.k_is_q ? nullptr : c.xk, p.k_rows, b.xk8, d, p.block, p.quantized_bytes},
       {p.v_is_q || p.v_is_k ? nullptr : c.xv, p.k_rows, b.xv8, d, p.block, p.quantized_bytes}};
-  RunJobs(pass.executor, inputs);
+  RunJobs(pass.executor, pass.plan.workers, inputs);
 }
 
 namespace {
@@ -46,7 +55,7 @@ void ProjectInputs(const ForwardPass& pass) {
   const GemmJob projections[] = {{Input(p, c.xq, d, b.xq8), p.q_rows, &w.q, b.q, d, false},
                                  {Input(p, c.xk, d, b.xk8), p.k_rows, &w.k, b.k, kvd, false},
                                  {Input(p, c.xv, d, b.xv8), p.k_rows, &w.v, b.v, kvd, false}};
-  RunJobs(pass.executor, projections);
+  RunJobs(pass.executor, pass.plan.workers, projections);
 }
 
 namespace {
@@ -90,7 +99,7 @@ void NormAndRotateHeads(const ForwardPass& pass) {
   // Items: the query rows' chunks, then the key rows' (of the inputs the call projected).
   const std::size_t q_chunks = pass.call.xq != nullptr ? p.q_rows.chunks() : 0;
   const std::size_t k_chunks = pass.call.xk != nullptr ? p.k_rows.chunks() : 0;
-  ParallelForItems(pass.executor, q_chunks + k_chunks, [&](std::size_t item, std::size_t worker) {
+  ForEachItem(pass, q_chunks + k_chunks, [&](std::size_t item, std::size_t worker) {
     const bool query = item < q_chunks;
     const BatchRows& rows = query ? p.q_rows : p.k_rows;
     const BatchRows::Range r = rows.chunk(query ? item : item - q_chunks);
@@ -125,7 +134,7 @@ void PackKeysValues(const ForwardPass& pass) {
   const std::size_t slots = cache != nullptr ? cache->slots : s.lk;
   const std::size_t kvd = s.kv_dim();
   const std::size_t dk = s.head_dim();
-  ParallelForItems(pass.executor, s.batch * s.kv_heads, [&](std::size_t bg, std::size_t) {
+  ForEachItem(pass, s.batch * s.kv_heads, [&](std::size_t bg, std::size_t) {
     const std::size_t item = bg / s.kv_heads;
     const std::size_t first = FirstPosition(pass, item);
     const std::size_t offset = item * s.lk * kvd + bg % s.kv_heads * dk;
@@ -258,7 +267,7 @@ void Attend(const ForwardPass& pass) {
       new (pass.buffers.heads_done + i) std::atomic<std::uint32_t>(0);
     }
   }
-  ParallelForItems(pass.executor, items, [&](std::size_t item, std::size_t worker) {
+  ForEachItem(pass, items, [&](std::size_t item, std::size_t worker) {
     const std::size_t bh = item / p.query_chunks;
     const std::size_t b = bh / s.heads;
     const std::size_t q0 = item % p.query_chunks * kQueryChunk;
@@ -280,7 +289,7 @@ void AverageWeights(const ForwardPass& pass) {
   const MhaShape& s = pass.call.shape;
   float* averaged = pass.call.options.weights;
   const float* per_head = pass.buffers.head_weights;
-  ParallelForItems(pass.executor, s.batch * p.query_chunks, [&](std::size_t item, std::size_t) {
+  ForEachItem(pass, s.batch * p.query_chunks, [&](std::size_t item, std::size_t) {
     const std::size_t b = item / p.query_chunks;
     const std::size_t q0 = item % p.query_chunks * kQueryChunk;
     const std::size_t q1 = Min(q0 + kQueryChunk, s.lq);
@@ -306,7 +315,7 @@ void ProjectOutput(const ForwardPass& pass) {
   const bool padded = c.options.query_lengths != nullptr;
   const GemmJob output[] = {
       {Input(p, b.concat, d, b.concat8), p.q_rows, &c.weights.out, c.y, d, padded}};
-  RunJobs(pass.executor, output);
+  RunJobs(pass.executor, pass.plan.workers, output);
 }
 
 }  // namespace edgeattn

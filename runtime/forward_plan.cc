@@ -50,6 +50,7 @@ ForwardPlan PlanForward(const ForwardCall& call, std::size_t workers) {
   const std::size_t rows_k = s.batch * lk_projected;
   const std::size_t kv_count = s.batch * s.kv_heads;
   ForwardPlan p;
+  p.workers = workers;
   p.q_rows = {s.batch, s.lq, o.query_lengths};
   p.k_rows = {s.batch, lk_projected, o.key_lengths};
   const simd::ActivationType activations = call.weights.q.kernel().activations;

@@ -34,6 +34,9 @@ struct ForwardCall {
 inline constexpr std::size_t kQueryChunk = 64;
 
 struct ForwardPlan {
+  // The executor's workers, read once per call: the per-worker scratch is sized for them, and
+  // an executor whose count changed since would otherwise run workers past it.
+  std::size_t workers;
   BatchRows q_rows, k_rows;
   bool quantize;                       // the projections read int8 rows
   std::size_t block;                   // values per activation scale (quantize)

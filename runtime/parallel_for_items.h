@@ -26,10 +26,12 @@ struct alignas(64) ShareCursor {
 };
 }  // namespace detail
 
-// Calls fn(item, worker) for every item in [0, items); returns when all are done.
+// Calls fn(item, worker) for every item in [0, items) on the executor's `workers` workers (its
+// count as the caller read it, for which any per-worker scratch was made); returns when all are
+// done. A worker index past that count, from an executor breaking its contract, is given
+// nothing to do.
 template <class Fn>
-void ParallelForItems(Executor& executor, std::size_t items, const Fn& fn) {
-  const std::size_t workers = executor.workers();
+void ParallelForItems(Executor& executor, std::size_t workers, std::size_t items, const Fn& fn) {
   if (workers == 1 || items <= 1) {
     for (std::size_t item = 0; item < items; ++item) fn(item, std::size_t{0});
     return;
@@ -37,6 +39,7 @@ void ParallelForItems(Executor& executor, std::size_t items, const Fn& fn) {
   const auto share_begin = [&](std::size_t w) { return items * w / workers; };
   if (workers > detail::kMaxHelpedWorkers) {
     executor.RunWorkers([&](std::size_t w) {
+      if (w >= workers) return;
       for (std::size_t item = share_begin(w); item < share_begin(w + 1); ++item) fn(item, w);
     });
     return;
@@ -44,6 +47,7 @@ void ParallelForItems(Executor& executor, std::size_t items, const Fn& fn) {
   detail::ShareCursor cursors[detail::kMaxHelpedWorkers];
   for (std::size_t w = 0; w < workers; ++w) cursors[w].next.store(share_begin(w));
   executor.RunWorkers([&](std::size_t worker) {
+    if (worker >= workers) return;
     for (std::size_t k = 0; k < workers; ++k) {
       const std::size_t owner = (worker + k) % workers;  // own share first
       const std::size_t end = share_begin(owner + 1);

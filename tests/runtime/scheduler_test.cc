@@ -130,6 +130,46 @@ TEST(SchedulerTest, ExecutorsRunEveryWorkerOnce) {
   EXPECT_GE(MakeThreadPoolExecutor(0)->workers(), 1u);
 }
 
+// A small operator, 20 rows of input, and what a call from outside any pool gives for them.
+struct SmallForward {
+  RandomModel model{32, 4, 5};
+  MultiheadAttention mha{model.config, model.view()};
+  std::vector<float> x = RandomActivations(20 * 32, 6);
+  std::vector<float> expected = Expected();
+
+  std::vector<float> Expected() const {
+    std::vector<float> out(x.size());
+    Context own(1);
+    mha.Forward(own, {x.data(), 1, 20, 32}, {out.data(), 1, 20, 32});
+    return out;
+  }
+};
+
+// An application executor breaking its contract: workers() says 1 for its first two reads and
+// 8 after, and it runs that many workers, last first.
+class ChangingCountExecutor final : public Executor {
+ public:
+  std::size_t workers() const override { return ++reads_ <= 2 ? 1 : 8; }
+  void RunWorkers(WorkerFn fn) override {
+    for (std::size_t w = workers(); w-- > 0;) fn(w);
+  }
+
+ private:
+  mutable std::size_t reads_ = 0;
+};
+
+// A call reads the worker count once, as its per-worker scratch is sized: workers past it are
+// given nothing (they ran on scratch made for one worker; AddressSanitizer saw the overflow),
+// and the result is a one-worker call's.
+TEST(SchedulerTest, ExecutorCountIsReadOncePerCall) {
+  const SmallForward small;
+  ChangingCountExecutor changing;
+  Context context(changing);
+  std::vector<float> out(small.x.size());
+  small.mha.Forward(context, {small.x.data(), 1, 20, 32}, {out.data(), 1, 20, 32});
+  EXPECT_EQ(out, small.expected);
+}
+
 // The default executor is oneTBB's where it is built in, else the std::thread pool; `edgeattn
 // info` reports kind() and spins().
 TEST(SchedulerTest, DefaultExecutorFollowsTheBuild) {
@@ -386,21 +426,6 @@ TEST(ThreadPoolTest, MemoryIsReadConcurrentlyAndWrittenAlone) {
   mha.DecodeCross(free_context, {x.data(), 1, 1, 32}, memory, {other.data(), 1, 1, 32});
   EXPECT_EQ(other, expected);
 }
-
-// A small operator, 20 rows of input, and what a call from outside any pool gives for them.
-struct SmallForward {
-  RandomModel model{32, 4, 5};
-  MultiheadAttention mha{model.config, model.view()};
-  std::vector<float> x = RandomActivations(20 * 32, 6);
-  std::vector<float> expected = Expected();
-
-  std::vector<float> Expected() const {
-    std::vector<float> out(x.size());
-    Context own(1);
-    mha.Forward(own, {x.data(), 1, 20, 32}, {out.data(), 1, 20, 32});
-    return out;
-  }
-};
 
 // A forward call from inside a job of the executor it runs on (an app sharing its pool with
 // edgeattn) completes with the result of a call from outside: the thread pool runs the inner
