@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <string>
+#include <thread>
 
 #include "edgeattn/edgeattn.hpp"
 
@@ -17,14 +18,24 @@ struct PoolPhase {
   std::atomic<std::size_t> completed{0};
   std::atomic<std::size_t> out_of_range{0};
   std::atomic<std::size_t> repeated{0};
+  std::atomic<std::size_t> entered{0};  // item calls begun, and returned (or thrown out of)
+  std::atomic<std::size_t> left{0};
 
   PoolPhase(WorkerFn f, std::size_t w) : fn(f), workers(w) {
     for (std::size_t i = 0; i < workers; ++i) started[i].store(false, std::memory_order_relaxed);
   }
 };
 
+// Counts a call of RunItem as left however it ends.
+struct LeaveOnExit {
+  PoolPhase& phase;
+  ~LeaveOnExit() { phase.left.fetch_add(1, std::memory_order_acq_rel); }
+};
+
 void RunItem(void* item_context, std::size_t item) {
   PoolPhase& phase = *static_cast<PoolPhase*>(item_context);
+  phase.entered.fetch_add(1, std::memory_order_acq_rel);
+  const LeaveOnExit leave{phase};
   if (item >= phase.workers) {
     phase.out_of_range.fetch_add(1);
   } else if (phase.started[item].exchange(true)) {
@@ -44,7 +55,13 @@ class CallerPoolExecutor final : public Executor {
 
   void RunWorkers(WorkerFn fn) override {
     PoolPhase phase(fn, pool_.workers);
-    pool_.run(pool_.user, pool_.workers, &RunItem, &phase);
+    try {
+      pool_.run(pool_.user, pool_.workers, &RunItem, &phase);
+    } catch (...) {
+      WaitForItemsBegun(phase);
+      throw Error("edgeattn_thread_pool.run: expected to return, got an exception out of it");
+    }
+    WaitForItemsBegun(phase);
     const std::size_t completed = phase.completed.load(std::memory_order_acquire);
     if (completed != pool_.workers || phase.out_of_range.load() != 0 ||
         phase.repeated.load() != 0) {
@@ -57,6 +74,15 @@ class CallerPoolExecutor final : public Executor {
   }
 
  private:
+  // Item calls the pool began before run() returned or threw may still be running on its other
+  // threads: the phase, on this stack, must outlive them.
+  static void WaitForItemsBegun(const PoolPhase& phase) {
+    while (phase.left.load(std::memory_order_acquire) !=
+           phase.entered.load(std::memory_order_acquire)) {
+      std::this_thread::yield();
+    }
+  }
+
   const edgeattn_thread_pool pool_;
 };
 

@@ -38,9 +38,11 @@ std::uint64_t NewOperatorId() {
   return next.fetch_add(1, std::memory_order_relaxed);
 }
 
+// Another thread's call, or one made from inside a job of the executor running this context's
+// call (the same thread): the message names both.
 const char kContextBusy[] =
-    "context: already in use by another call on another thread (use one Context per calling "
-    "thread)";
+    "context: already in use by another call, on another thread or from a job of its own call "
+    "(use one Context per calling thread, and another inside executor jobs)";
 
 const simd::ProjectionKernel& ChooseProjectionKernel(const Config& config) {
   const simd::WeightType type = WeightTypeOf(config.precision);

@@ -216,7 +216,8 @@ EDGEATTN_C_API void edgeattn_context_destroy(edgeattn_context* context);
 
 /* ---- The caller's thread pool ----
  * A context can run its calls on a pool the app already has (a JNI or Swift app's own
- * threads), as XNNPACK's pthreadpool does. Each parallel phase of a call makes one run():
+ * threads), as XNNPACK's pthreadpool does. Each phase of a call with more than one work item
+ * makes one run() (none with workers = 1: the calling thread runs the items):
  *   run(user, items, item, item_context) must call item(item_context, i) exactly once for
  *   every i in [0, items) and return only after all those calls have returned. The calls may
  *   run concurrently on any threads (the calling thread included), in any order; items never
@@ -225,8 +226,9 @@ EDGEATTN_C_API void edgeattn_context_destroy(edgeattn_context* context);
  * What the library checks, at no cost to a correct pool: an item index out of range, an item
  * run a second time (neither is run again) or an item not run by the time run() returns makes
  * the call fail with EDGEATTN_ERROR_INVALID_ARGUMENT naming edgeattn_thread_pool.run and the
- * counts (its outputs, and a KV cache it appended to, are then unspecified). An item run after run() has returned cannot
- * be detected: that is undefined behaviour. */
+ * counts (its outputs, and a KV cache it appended to, are then unspecified); so does a C++
+ * exception out of run(), once the items it began have returned. An item run after run() has
+ * returned cannot be detected: that is undefined behaviour. */
 typedef void (*edgeattn_pool_item)(void* item_context, size_t item);
 typedef struct edgeattn_thread_pool {
   size_t workers; /* items per phase the pool runs in parallel, in [1, 256] */

@@ -11,11 +11,13 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
 #include "edgeattn/edgeattn.hpp"
 #include "runtime/benchmark_case.h"
+#include "runtime/c_thread_pool.h"
 #include "tests/expect_error.h"
 
 namespace edgeattn {
@@ -167,6 +169,35 @@ TEST(SchedulerTest, ExecutorCountIsReadOncePerCall) {
   Context context(changing);
   std::vector<float> out(small.x.size());
   small.mha.Forward(context, {small.x.data(), 1, 20, 32}, {out.data(), 1, 20, 32});
+  EXPECT_EQ(out, small.expected);
+}
+
+// A caller pool's run() (C API) that runs every item, then throws on its first call (*user
+// counts the calls).
+void RunItemsThenThrowOnce(void* user, std::size_t items, edgeattn_pool_item item,
+                           void* item_context) {
+  for (std::size_t i = 0; i < items; ++i) item(item_context, i);
+  if ((*static_cast<int*>(user))++ == 0) throw std::runtime_error("the application's pool failed");
+}
+
+// An exception out of a caller pool's run() fails the call naming the pool's run (it came out as
+// "internal error: the application's pool failed"), and the context's next call is right.
+TEST(ThreadPoolTest, CallerPoolThatThrowsIsNamed) {
+  int calls = 0;
+  edgeattn_thread_pool pool{};
+  pool.workers = 2;
+  pool.run = &RunItemsThenThrowOnce;
+  pool.user = &calls;
+  const auto executor = MakeCallerPoolExecutor(pool);
+  const SmallForward small;
+  Context context(*executor);
+  std::vector<float> out(small.x.size());
+  const auto forward = [&] {
+    small.mha.Forward(context, {small.x.data(), 1, 20, 32}, {out.data(), 1, 20, 32});
+  };
+  ExpectError(forward,
+              {"edgeattn_thread_pool.run: expected to return, got an exception out of it"});
+  forward();
   EXPECT_EQ(out, small.expected);
 }
 
