@@ -8,12 +8,10 @@
 #define EDGEATTN_SIMD_ATTENTION_KV_INL_H_
 #endif
 
-#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -28,6 +26,7 @@
 #include "simd/kv_int8_pack-inl.h"
 #include "simd/kv_int8_rows-inl.h"
 #include "simd/kv_int8_values-inl.h"
+#include "simd/online_softmax_rows-inl.h"
 #include "simd/softmax-inl.h"
 #include "simd/tile_f32-inl.h"
 #include "simd/vector_width.h"
@@ -324,26 +323,14 @@ HWY_NOINLINE void StoreKvWeights(const AttentionHeadArgs& args, const QueryBlock
                                  size_t rows, size_t lk_block, const float* row_max,
                                  const float* row_sum, const bool* row_bad,
                                  float* HWY_RESTRICT scores) {
-  constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
   for (size_t t0 = 0; t0 < args.lk; t0 += kAttentionKeyTile) {
     const size_t keys = HWY_MIN(kAttentionKeyTile, args.lk - t0);
     const size_t visible = t0 < lk_block ? HWY_MIN(keys, lk_block - t0) : 0;
     const bool computed = visible > 0 && !TileMasked(args.mask, i0, rows, t0, visible);
     if (computed) ScoreKvTile<Kv>(args, q, i0, rows, t0, visible, scores);
     for (size_t r = 0; r < rows; ++r) {
-      float* HWY_RESTRICT w = args.weights + (i0 + r) * args.ldw + t0;
-      if (row_bad[r]) {
-        FillRowF32(w, keys, kNaN);
-        continue;
-      }
-      size_t done = 0;
-      if (computed && row_sum[r] != 0.0f) {
-        float* HWY_RESTRICT p = scores + r * kAttentionKeyTile;
-        Exp2ShiftSumF32(p, visible, row_max[r]);
-        StoreRowScaledF32(p, visible, 1.0f / row_sum[r], w);
-        done = visible;
-      }
-      FillRowF32(w + done, keys - done, 0.0f);
+      StoreWeightsRow(scores + r * kAttentionKeyTile, visible, computed, keys, row_max[r],
+                      row_sum[r], row_bad[r], args.weights + (i0 + r) * args.ldw + t0);
     }
   }
 }
@@ -351,8 +338,6 @@ HWY_NOINLINE void StoreKvWeights(const AttentionHeadArgs& args, const QueryBlock
 template <class Kv>
 HWY_NOINLINE void RunCompactKvAttention(const AttentionHeadArgs& args, size_t q_begin, size_t q_end,
                                         float* HWY_RESTRICT scratch) {
-  constexpr float kInf = std::numeric_limits<float>::infinity();
-  constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
   constexpr size_t kMaxRows = kAttentionMaxBlockRows;
   const size_t dk = args.dk;
   const size_t rows_per_block = HWY_MIN(MaxTileShape().rows, kMaxRows);
@@ -366,6 +351,8 @@ HWY_NOINLINE void RunCompactKvAttention(const AttentionHeadArgs& args, size_t q_
   q.q8 = reinterpret_cast<int8_t*>(q.q + kMaxRows * q.ldq);
   float* HWY_RESTRICT scores = q.q + kMaxRows * (q.ldq + q.ldq8 / sizeof(float));
   float* HWY_RESTRICT acc = scores + kMaxRows * kAttentionKeyTile;
+  // Each row's online-softmax state (online_softmax_rows-inl.h), its sums by lane.
+  HWY_ALIGN float lane_sums[kMaxRows * kMaxFloatLanes];
   float row_max[kMaxRows];
   float row_sum[kMaxRows];
   bool row_bad[kMaxRows];
@@ -377,10 +364,8 @@ HWY_NOINLINE void RunCompactKvAttention(const AttentionHeadArgs& args, size_t q_
     const size_t t_begin = args.mask.VisibleBegin(i0) / kAttentionKeyTile * kAttentionKeyTile;
     for (size_t r = 0; r < rows; ++r) {
       PrepareQueryRow<Kv>(args, i0 + r, r, q);
-      FillRowF32(acc + r * ldacc, ldacc, 0.0f);
-      row_max[r] = args.sink * kLog2e;  // a sink is a key of value zero that every row sees
-      row_sum[r] = args.sink == -kInf ? 0.0f : 1.0f;
-      row_bad[r] = false;
+      StartSoftmaxRow(args, acc + r * ldacc, ldacc, lane_sums + r * kMaxFloatLanes,
+                      kMaxFloatLanes, row_max[r], row_bad[r]);
     }
     for (size_t t0 = t_begin; t0 < lk_block; t0 += kAttentionKeyTile) {
       const size_t keys = HWY_MIN(kAttentionKeyTile, lk_block - t0);
@@ -388,32 +373,14 @@ HWY_NOINLINE void RunCompactKvAttention(const AttentionHeadArgs& args, size_t q_
       ScoreKvTile<Kv>(args, q, i0, rows, t0, keys, scores);
       for (size_t r = 0; r < rows; ++r) {
         float* HWY_RESTRICT p = scores + r * kAttentionKeyTile;
-        // The maximum may miss a NaN score; then the row's sum of exponentials is NaN.
-        const float new_max = HWY_MAX(row_max[r], RowMaxF32(p, keys));
-        if (new_max == kInf || (new_max == -kInf && RowHasNaNF32(p, keys))) row_bad[r] = true;
-        if (new_max == -kInf || row_bad[r]) {
-          FillRowF32(p, keys, 0.0f);  // nothing visible yet, or already poisoned
-          continue;
-        }
-        const float correction = row_max[r] == -kInf ? 0.0f : exp2f(row_max[r] - new_max);
-        const RowTag d;
-        const float tile_sum = hn::GetLane(hn::SumOfLanes(d, Exp2ShiftSumF32(p, keys, new_max)));
-        row_sum[r] = row_sum[r] * correction + tile_sum;
-        if (correction != 1.0f) ScaleRowF32(acc + r * ldacc, dk, correction);
-        row_max[r] = new_max;
+        SoftmaxTileRow(p, keys, RowMaxF32(p, keys), lane_sums + r * kMaxFloatLanes,
+                       acc + r * ldacc, dk, row_max[r], row_bad[r]);
       }
       Kv::AccumulateValues(args, scores, rows, t0, keys, acc, ldacc);
     }
     for (size_t r = 0; r < rows; ++r) {
-      if (row_sum[r] != row_sum[r]) row_bad[r] = true;
-      float* out = args.out + (i0 + r) * args.ldo;
-      if (row_bad[r]) {
-        FillRowF32(out, dk, kNaN);
-      } else if (row_sum[r] == 0.0f) {
-        FillRowF32(out, dk, 0.0f);  // every key masked: defined as zeros
-      } else {
-        StoreRowScaledF32(acc + r * ldacc, dk, 1.0f / row_sum[r], out);
-      }
+      FinishSoftmaxRow(lane_sums + r * kMaxFloatLanes, acc + r * ldacc, dk,
+                       args.out + (i0 + r) * args.ldo, row_sum[r], row_bad[r]);
     }
     if (args.weights != nullptr) {
       StoreKvWeights<Kv>(args, q, i0, rows, lk_block, row_max, row_sum, row_bad, scores);
