@@ -137,9 +137,13 @@ void ResetEmptyRings(KvCache::State& s) {
 
 }  // namespace
 
-void OverwritingPositions(KvCache::State& cache, std::size_t b, std::size_t n) {
-  const std::size_t end = cache.lengths[b] + n;
-  if (end > cache.slots) cache.oldest[b] = std::max(cache.oldest[b], end - cache.slots);
+void ForgetOverwrittenPositions(void* appending_step) {
+  const AppendingStep& step = *static_cast<const AppendingStep*>(appending_step);
+  KvCache::State& s = *step.cache;
+  for (std::size_t b = 0; b < s.batch; ++b) {
+    const std::size_t end = s.lengths[b] + step.of(b);
+    if (end > s.slots) s.oldest[b] = std::max(s.oldest[b], end - s.slots);
+  }
 }
 
 void KvCache::Truncate(std::size_t length) {

@@ -92,9 +92,18 @@ class CacheChange {
 // slots - window + 1 positions overwrites none its rows see, and Truncate can roll that far back.
 inline constexpr std::size_t kRingSlack = 64;
 
-// Records that a decode step appending n positions to sequence b is about to write their slots:
-// the positions a ring held there are gone from then on, whether the step completes or throws.
-void OverwritingPositions(KvCache::State& cache, std::size_t b, std::size_t n);
+// A decode step's new positions per sequence: step_lengths[b], or `length` each when null.
+struct AppendingStep {
+  KvCache::State* cache;
+  const std::size_t* step_lengths;
+  std::size_t length;
+
+  std::size_t of(std::size_t b) const { return step_lengths != nullptr ? step_lengths[b] : length; }
+};
+
+// KvStore::before_writing for a decode step (an AppendingStep*): the positions a ring held in
+// the slots the step is about to write are gone from then on, whether it completes or throws.
+void ForgetOverwrittenPositions(void* appending_step);
 
 // Checks a decode step's input, output and per-sequence step lengths (null: x.length each)
 // against the operator and the cache; returns the step's shape (lq = lk = x.length).

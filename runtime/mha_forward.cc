@@ -20,6 +20,9 @@ void MhaForward(const MhaProjections& weights, const simd::AttentionKernel& atte
   if (math.transforms_heads()) NormAndRotateHeads(pass);
   // The caller's names of the rows keys and values come from: Forward's, or Decode's x.
   CheckKeysValuesFitFp16(pass, cache != nullptr ? "x" : "key", cache != nullptr ? "x" : "value");
+  if (cache != nullptr && cache->before_writing != nullptr) {
+    cache->before_writing(cache->before_writing_context);
+  }
   PackKeysValues(pass);
   Attend(pass);
   if (options.weights_mode == AttentionWeights::kAveraged) AverageWeights(pass);

@@ -53,6 +53,10 @@ struct KvStore {
   std::size_t values_stride;
   const std::size_t* first;  // [batch], or null: every item starts at 0
   std::size_t slots;
+  // Called once before the first slot is written, when the call can no longer leave the store
+  // as it was (a ring's overwritten positions are gone even if the call then throws); or null.
+  void (*before_writing)(void* context) = nullptr;
+  void* before_writing_context = nullptr;
 
   std::size_t first_of(std::size_t b) const { return first != nullptr ? first[b] : 0; }
 };

@@ -256,17 +256,16 @@ void MultiheadAttention::Decode(Context& context, ConstTensor x, KvCache& cache,
   MhaOptions options;
   options.causal = true;
   options.query_lengths = options.key_lengths = step_lengths.data;
-  const KvStore store{c.keys.get(),   c.values.get(),   c.keys_stride,
-                      c.values_stride, c.lengths.data(), c.slots};
+  AppendingStep step{&c, step_lengths.data, x.length};
+  KvStore store{c.keys.get(),   c.values.get(),   c.keys_stride,
+                c.values_stride, c.lengths.data(), c.slots};
+  store.before_writing = &ForgetOverwrittenPositions;
+  store.before_writing_context = &step;
   Context::State& state = *context.state_;
   const ExclusiveUse context_use(state.busy, kContextBusy);
-  const auto appended = [&](std::size_t b) {
-    return step_lengths.data != nullptr ? step_lengths.data[b] : x.length;
-  };
-  for (std::size_t b = 0; b < c.batch; ++b) OverwritingPositions(c, b, appended(b));
   MhaForward(impl.projections, *c.attention, impl.math, shape, options, x.data, x.data,
              x.data, out.data, &store, *state.executor, state.workspace);
-  for (std::size_t b = 0; b < c.batch; ++b) c.lengths[b] += appended(b);
+  for (std::size_t b = 0; b < c.batch; ++b) c.lengths[b] += step.of(b);
 }
 
 }  // namespace edgeattn

@@ -102,8 +102,8 @@ struct AttentionMath {
 // How keys and values are stored for the attention core: a forward call's (Config::kv_format)
 // and a KvCache's (docs/decoding.md, "Cache formats"; docs/precision.md). fp32: as computed.
 // bf16, fp16: rounded to nearest even (half the bytes; a projected key or value past fp16's
-// 65504 makes the call throw edgeattn::Error, leaving a cache's length as it was; a windowed
-// cache's ring forgets the positions the step's slots held: docs/attention_step.md).
+// 65504 makes the call throw edgeattn::Error before anything is stored, leaving a cache as it
+// was).
 // int8: one fp32 scale per position and key/value head (max |x| / 127), about a quarter of the
 // bytes; the decode step quantizes each query row the same way and scores in integers.
 // Keys are stored rotated (AttentionMath::rotary) in every format. auto: what

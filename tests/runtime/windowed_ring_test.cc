@@ -160,6 +160,39 @@ TEST(WindowedRingTest, FailedStepForgetsWhatItsRingSlotsHeld) {
   EXPECT_GT(refused, 0u) << "no failed step had written the ring";
 }
 
+// A step refused before it writes a slot (an fp16 cache's range check on the projected keys)
+// leaves the ring as it was: Truncate rolls back as far as before, and the steps after decode
+// as on a cache that never saw the refused one.
+TEST(WindowedRingTest, StepRefusedBeforeWritingLeavesTheRing) {
+  const WindowOf100 w;
+  const std::size_t d = WindowOf100::kD;
+  KvCacheOptions fp16;
+  fp16.format = KvFormat::kFp16;
+  Context context(1);
+  std::vector<float> out(93 * d), want(60 * d), again(60 * d);
+  const auto fill_and_roll_back = [&](KvCache& cache) {  // to 300: the window needs 201..299
+    for (std::size_t first = 0; first < 360; first += 90) {
+      w.mha.Decode(context, {w.x.data() + first * d, 1, 90, d}, cache, {out.data(), 1, 90, d});
+    }
+  };
+  KvCache reference(w.mha, 600, 1, fp16), cache(w.mha, 600, 1, fp16);
+  fill_and_roll_back(reference);
+  fill_and_roll_back(cache);
+  std::vector<float> huge(w.x.begin() + 360 * d, w.x.begin() + 453 * d);
+  for (float& v : huge) v *= 1e6f;  // keys and values past fp16's 65504
+  ExpectError(
+      [&] {
+        w.mha.Decode(context, {huge.data(), 1, 93, d}, cache, {out.data(), 1, 93, d});
+      },
+      {"x", "fp16"});
+  EXPECT_EQ(cache.length(), 360u);
+  reference.Truncate(300);
+  cache.Truncate(300);
+  w.mha.Decode(context, {w.x.data() + 300 * d, 1, 60, d}, reference, {want.data(), 1, 60, d});
+  w.mha.Decode(context, {w.x.data() + 300 * d, 1, 60, d}, cache, {again.data(), 1, 60, d});
+  EXPECT_EQ(MaxAbsDiff(again, want), 0.0);
+}
+
 // A step longer than an empty ring names what the ring takes, and an operator that sees more
 // than the ring's window (none, or a wider one) is refused the cache; a narrower one decodes.
 TEST(WindowedRingTest, WindowedCacheLimitsAreNamed) {
