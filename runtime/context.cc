@@ -1,7 +1,4 @@
 #include "runtime/context_state.h"
-
-#include <string>
-
 #include "runtime/thread_count.h"
 
 namespace edgeattn {
@@ -17,11 +14,7 @@ Context::Context(std::size_t threads) : state_(std::make_unique<State>()) {
 }
 
 Context::Context(Executor& executor) : state_(std::make_unique<State>()) {
-  const std::size_t workers = executor.workers();
-  if (workers == 0 || workers > kMaxThreads) {
-    throw Error("Context: expected executor.workers() in [1, " + std::to_string(kMaxThreads) +
-                "], got " + std::to_string(workers));
-  }
+  CheckedWorkers("Context", executor);
   state_->executor = &executor;
 }
 

@@ -3,6 +3,7 @@
 #include "runtime/forward_phases.h"
 #include "runtime/forward_plan.h"
 #include "runtime/kv_range_check.h"
+#include "runtime/thread_count.h"
 
 namespace edgeattn {
 
@@ -12,7 +13,7 @@ void MhaForward(const MhaProjections& weights, const simd::AttentionKernel& atte
                 const float* xq, const float* xk, const float* xv, float* y, const KvStore* cache,
                 Executor& executor, Workspace& workspace) {
   const ForwardCall call{weights, attention, math, shape, options, xq, xk, xv, y, cache};
-  const ForwardPlan plan = PlanForward(call, executor.workers());
+  const ForwardPlan plan = PlanForward(call, CheckedWorkers("the context's executor", executor));
   const ForwardBuffers buffers = PlaceBuffers(plan, call, workspace.Reserve(plan.workspace_floats));
   const ForwardPass pass{call, plan, buffers, executor};
   if (plan.quantize) QuantizeInputs(pass);
@@ -36,7 +37,7 @@ void MhaProjectKeysValues(const MhaProjections& weights, const simd::AttentionKe
   keys_only.lq = 0;
   const ForwardCall call{weights, attention, math, keys_only, options, nullptr, x, x, nullptr,
                          &cache};
-  const ForwardPlan plan = PlanForward(call, executor.workers());
+  const ForwardPlan plan = PlanForward(call, CheckedWorkers("the context's executor", executor));
   const ForwardBuffers buffers = PlaceBuffers(plan, call, workspace.Reserve(plan.workspace_floats));
   const ForwardPass pass{call, plan, buffers, executor};
   if (plan.quantize) QuantizeInputs(pass);
@@ -51,7 +52,7 @@ void MhaAttendMemory(const MhaProjections& weights, const simd::AttentionKernel&
                      const KvMemory& memory, Executor& executor, Workspace& workspace) {
   const ForwardCall call{weights, attention, math,    shape,   options, xq,
                          nullptr, nullptr,   y,       nullptr, &memory};
-  const ForwardPlan plan = PlanForward(call, executor.workers());
+  const ForwardPlan plan = PlanForward(call, CheckedWorkers("the context's executor", executor));
   const ForwardBuffers buffers = PlaceBuffers(plan, call, workspace.Reserve(plan.workspace_floats));
   const ForwardPass pass{call, plan, buffers, executor};
   if (plan.quantize) QuantizeInputs(pass);

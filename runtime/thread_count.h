@@ -19,6 +19,19 @@ inline void CheckThreadCount(const char* name, std::size_t threads) {
   }
 }
 
+// Reads an executor's worker count once for a whole call (every phase's items and scratch follow
+// it) and throws edgeattn::Error naming `name` unless it is in [1, kMaxThreads]: an application
+// executor whose count changed to 0 after its Context was made would otherwise run no items and
+// return as if it had computed the result.
+inline std::size_t CheckedWorkers(const char* name, const Executor& executor) {
+  const std::size_t workers = executor.workers();
+  if (workers == 0 || workers > kMaxThreads) {
+    throw Error(std::string(name) + ": expected executor.workers() in [1, " +
+                std::to_string(kMaxThreads) + "], got " + std::to_string(workers));
+  }
+  return workers;
+}
+
 }  // namespace edgeattn
 
 #endif  // EDGEATTN_RUNTIME_THREAD_COUNT_H_

@@ -37,7 +37,8 @@ class WorkerFn {
 class EDGEATTN_API Executor {
  public:
   virtual ~Executor() = default;
-  // Number of workers RunWorkers calls; fixed for the executor's lifetime.
+  // Number of workers RunWorkers calls, in [1, kMaxThreads]; fixed for the executor's lifetime.
+  // Each call reads it once at its start and refuses a count outside that range.
   virtual std::size_t workers() const = 0;
   // Calls fn(w) exactly once for each w in [0, workers()), possibly concurrently, and returns
   // when all calls have returned. fn never throws.

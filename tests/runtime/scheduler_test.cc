@@ -9,9 +9,11 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -147,29 +149,67 @@ struct SmallForward {
   }
 };
 
-// An application executor breaking its contract: workers() says 1 for its first two reads and
-// 8 after, and it runs that many workers, last first.
+// An application executor breaking its contract: workers() says `first` for its first
+// `first_reads` reads and `after` from then on, and it runs that many workers, last first.
 class ChangingCountExecutor final : public Executor {
  public:
-  std::size_t workers() const override { return ++reads_ <= 2 ? 1 : 8; }
+  ChangingCountExecutor(std::size_t first, std::size_t first_reads, std::size_t after)
+      : first_(first), first_reads_(first_reads), after_(after) {}
+  std::size_t workers() const override { return ++reads_ <= first_reads_ ? first_ : after_; }
   void RunWorkers(WorkerFn fn) override {
     for (std::size_t w = workers(); w-- > 0;) fn(w);
   }
 
  private:
+  const std::size_t first_;
+  const std::size_t first_reads_;
+  const std::size_t after_;
   mutable std::size_t reads_ = 0;
 };
 
 // A call reads the worker count once, as its per-worker scratch is sized: workers past it are
 // given nothing (they ran on scratch made for one worker; AddressSanitizer saw the overflow),
-// and the result is a one-worker call's.
+// and the result is a one-worker call's. The Context's read and the call's say 1.
 TEST(SchedulerTest, ExecutorCountIsReadOncePerCall) {
   const SmallForward small;
-  ChangingCountExecutor changing;
+  ChangingCountExecutor changing(1, 2, 8);
   Context context(changing);
   std::vector<float> out(small.x.size());
   small.mha.Forward(context, {small.x.data(), 1, 20, 32}, {out.data(), 1, 20, 32});
   EXPECT_EQ(out, small.expected);
+}
+
+// A count that left [1, kMaxThreads] after the Context was made fails each kind of call naming
+// it, the output untouched: with 0 a call ran no items and returned as if it had written it.
+// (ProjectMemory comes last: a failed projection leaves the memory empty.)
+TEST(SchedulerTest, ExecutorCountOutOfRangeAtACallIsRefused) {
+  const SmallForward small;
+  Context good(1);
+  CrossAttentionMemory memory(small.mha, 20);
+  for (const std::size_t count : {std::size_t{0}, kMaxThreads + 1}) {
+    small.mha.ProjectMemory(good, {small.x.data(), 1, 20, 32}, memory);
+    const std::string got = "], got " + std::to_string(count);
+    const std::vector<float> untouched(small.x.size(), -7.0f);
+    std::vector<float> out = untouched;
+    const std::vector<std::function<void(Context&)>> calls = {
+        [&](Context& c) {
+          small.mha.Forward(c, {small.x.data(), 1, 20, 32}, {out.data(), 1, 20, 32});
+        },
+        [&](Context& c) {
+          small.mha.DecodeCross(c, {small.x.data(), 1, 20, 32}, memory, {out.data(), 1, 20, 32});
+        },
+        [&](Context& c) {
+          small.mha.ProjectMemory(c, {small.x.data(), 1, 20, 32}, memory);
+        }};
+    for (std::size_t k = 0; k < calls.size(); ++k) {
+      SCOPED_TRACE("count " + std::to_string(count) + ", call " + std::to_string(k));
+      ChangingCountExecutor broken(1, 1, count);
+      Context context(broken);
+      ExpectError([&] { calls[k](context); },
+                  {"the context's executor: expected executor.workers() in [1, 256", got.c_str()});
+      EXPECT_EQ(out, untouched);
+    }
+  }
 }
 
 // A caller pool's run() (C API) that runs every item, then throws on its first call (*user
