@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "edgeattn/cpu_dispatch.hpp"
@@ -433,6 +434,33 @@ TEST(CliTest, BenchEmptyValuesAreRefused) {
     EXPECT_NE(r.output.find("got an empty value"), std::string::npos) << r.output;
     EXPECT_EQ(r.output.find("edgeattn 0"), std::string::npos) << option << "\n" << r.output;
   }
+}
+
+// An empty name in a list is refused, naming the option and the value: CLI11's delimiter dropped
+// it, so that `--precision fp32,,int8` measured fp32 and int8 and `--shape tiny,` tiny alone.
+// Names still come from lists and from the option given twice.
+TEST(CliTest, BenchEmptyNamesInListsAreRefused) {
+  for (const auto& [option, value] : std::vector<std::pair<std::string, std::string>>{
+           {"--precision", "fp32,,int8"},
+           {"--shape", "tiny,"},
+           {"--kv-format", ",fp32"},
+           {"--kernel", "f32_6x4v,,"},
+           {"--precision", ""}}) {
+    const Result r = RunCli("bench --threads 1 --min-time 0.01 " + option + " '" + value + "'");
+    EXPECT_NE(r.exit_code, 0) << option << "\n" << r.output;
+    EXPECT_NE(r.output.find(option + ": expected names separated by commas"), std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("got an empty name in '" + value + "'"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("edgeattn 0"), std::string::npos) << option << "\n" << r.output;
+  }
+  const std::vector<nlohmann::json> rows = SmallBenchRows(
+      "--seq 8 --threads 1 --reference never --precision fp32 --precision int8 --kv-format "
+      "fp32,bf16");
+  std::vector<std::string> modes;
+  for (const nlohmann::json& row : rows) {
+    modes.push_back(row["mode"].get<std::string>() + "/" + row["kv_format"].get<std::string>());
+  }
+  EXPECT_EQ(modes, (std::vector<std::string>{"fp32/fp32", "fp32/bf16", "int8/fp32", "int8/bf16"}));
 }
 
 // Output to a pipe gets no progress line; on a terminal, stderr shows one while rows run and

@@ -15,6 +15,7 @@
 #include "tools/cli/bench/process_memory.h"
 #include "tools/cli/config_options.h"
 #include "tools/cli/layer_options.h"
+#include "tools/cli/name_list.h"
 #include "tools/cli/whole_number.h"
 
 namespace edgeattn {
@@ -42,8 +43,7 @@ void AddWorkloadOptions(CLI::App* app, BenchOptions* o) {
   app->add_option("--shape", o->shapes,
                   "Contract shapes, e.g. tiny,bert (all: every one); decode: one new position "
                   "against a KV cache of 512 (d 768, 12 heads)")
-      ->delimiter(',')
-      ->check(CLI::IsMember({"tiny", "minilm", "bert", "whisper", "decode", "all"}))
+      ->check(NameList({"tiny", "minilm", "bert", "whisper", "decode", "all"}))
       ->capture_default_str();
   app->add_option("--seq", o->seq,
                   "Query lengths L: 128, a list 64,128 or a sweep 64:4096:x2 / 64:512:+64 "
@@ -80,20 +80,18 @@ void AddKernelOptions(CLI::App* app, BenchOptions* o) {
       app->add_option("--precision", o->precisions,
                       "Projection weight formats to measure, e.g. fp32,int8,bf16,fp16 (auto: "
                       "this CPU's choice, rows name what it resolved to)")
-          ->delimiter(',')
-          ->check(CLI::IsMember(PrecisionNames()))
+          ->check(NameList(PrecisionNames()))
           ->capture_default_str();
   app->add_option("--kernel", o->kernels,
                   "Projection kernels to measure instead, by name (edgeattn info lists this "
                   "CPU's), e.g. qd8_qc8w_vnni_4x4v,qd8_qc8w_i16_1x1v")
-      ->delimiter(',')
+      ->check(NameList({}))
       ->excludes(precision);
   app->add_option("--kv-format", o->kv_formats,
                   "K/V formats to measure (forward calls' keys and values, cross-attention "
                   "memories, decode steps' KV caches), e.g. fp32,bf16,fp16,int8, or auto "
                   "(default: auto for --precision auto, fp32 for the others)")
-      ->delimiter(',')
-      ->check(CLI::IsMember(KvFormatNames()))
+      ->check(NameList(KvFormatNames()))
       ->capture_default_str();
   app->add_option("--int8-block", o->int8_block,
                   "int8: activation values per quantization scale (multiple of 4)")
@@ -146,6 +144,12 @@ void AddBenchOptions(CLI::App* app, BenchOptions* o) {
       ->capture_default_str();
   app->add_flag("--json", o->json, "Same as --format json");
   AddMathFlags(app, &o->math);
+  app->parse_complete_callback([o] {
+    for (std::vector<std::string>* list :
+         {&o->shapes, &o->precisions, &o->kernels, &o->kv_formats}) {
+      *list = SplitNameLists(*list);
+    }
+  });
 }
 
 namespace {
