@@ -30,6 +30,23 @@ namespace simd {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// Lane i ^ half of v, for a power of two half below v's lane count: for 1 and 2 within each
+// 128-bit block (one single-cycle shuffle), beyond that a lane permutation.
+template <class D>
+HWY_INLINE hn::Vec<D> PartnerLanes(D d, hn::Vec<D> v, size_t half) {
+#if HWY_TARGET == HWY_SCALAR
+  (void)d;
+  (void)half;
+  return v;  // one lane: no level runs in a vector
+#else
+  if (half == 1) return hn::Shuffle2301(v);
+  if (half == 2) return hn::Shuffle1032(v);
+  const hn::RebindToSigned<D> di;
+  const auto partner = hn::Xor(hn::Iota(di, 0), hn::Set(di, static_cast<int32_t>(half)));
+  return hn::TableLookupLanes(v, hn::IndicesFromVec(d, partner));
+#endif
+}
+
 // x[0, n) rotated per block of `block` channels (a power of two dividing n) by the contract's
 // butterflies: level half = 1, 2, 4 ... maps (a, c) at channels j, j + half to (a + c, a - c).
 // Levels below the vector's width pair lanes of one vector (lane i with lane i ^ half), the others
@@ -41,12 +58,13 @@ HWY_INLINE void RotateI8Blocks(float* HWY_RESTRICT x, size_t n, size_t block) {
   const size_t N = hn::Lanes(d);  // a power of two, as SVE's vector lengths are
   const size_t in_vector = HWY_MIN(N, block);
   const auto lanes = hn::Iota(di, 0);
+  // v's lane times +1 where it is the lower of its pair (a) and -1 where the upper (c), plus its
+  // partner's: a + c and -c + a, one rounding each, the bits of Add and Sub.
   const auto butterfly = [&](hn::Vec<QuantTag> v, size_t half) HWY_ATTR {
-    const auto vhalf = hn::Set(di, static_cast<int32_t>(half));
-    const auto other = hn::TableLookupLanes(v, hn::IndicesFromVec(d, hn::Xor(lanes, vhalf)));
-    // The upper lane of a pair is the one with bit `half` set.
-    return hn::IfThenElse(hn::RebindMask(d, hn::TestBit(lanes, vhalf)), hn::Sub(other, v),
-                          hn::Add(v, other));
+    const auto upper =
+        hn::RebindMask(d, hn::TestBit(lanes, hn::Set(di, static_cast<int32_t>(half))));
+    const auto sign = hn::IfThenElse(upper, hn::Set(d, -1.0f), hn::Set(d, 1.0f));
+    return hn::MulAdd(v, sign, PartnerLanes(d, v, half));
   };
   // Two vectors at a time: each level waits on the one before, so two chains keep the pipes fed.
   for (size_t i = 0; in_vector > 1 && i < n; i += 2 * N) {
