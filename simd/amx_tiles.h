@@ -5,6 +5,7 @@
 #ifndef EDGEATTN_SIMD_AMX_TILES_H_
 #define EDGEATTN_SIMD_AMX_TILES_H_
 
+#include <assert.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,8 +19,10 @@ struct alignas(64) AmxTileConfig {
   uint16_t bytes_per_row[16] = {};
   uint8_t rows[16] = {};
 
-  // Tile t holds `rows` rows of `bytes` bytes (at most 16 x 64); rows 0: unused.
+  // Tile t holds `rows` rows of `bytes` bytes (at most 16 x 64); rows 0: unused. Palette 1 has
+  // 8 tiles; ldtilecfg faults on a shape past its limits, so debug builds check them here.
   AmxTileConfig& Tile(size_t t, size_t tile_rows, size_t bytes) {
+    assert(t < 8 && tile_rows <= 16 && bytes <= 64 && bytes % 4 == 0);
     rows[t] = static_cast<uint8_t>(tile_rows);
     bytes_per_row[t] = static_cast<uint16_t>(tile_rows == 0 ? 0 : bytes);
     return *this;

@@ -15,6 +15,29 @@
 
 #include "simd/cpu_features.h"
 
+namespace edgeattn {
+namespace simd {
+namespace {
+
+// A shape past palette 1's limits (8 tiles of up to 16 rows x 64 bytes, rows of whole 4-byte
+// words) stops a debug build where the configuration is built, before ldtilecfg faults in a
+// kernel; release builds only run the statements.
+TEST(AmxTilesDeathTest, TileRefusesShapesPastThePalette) {
+  AmxTileConfig config;
+  EXPECT_DEBUG_DEATH(config.Tile(8, 16, 64), "");
+  EXPECT_DEBUG_DEATH(config.Tile(0, 17, 64), "");
+  EXPECT_DEBUG_DEATH(config.Tile(0, 16, 68), "");
+  EXPECT_DEBUG_DEATH(config.Tile(0, 16, 6), "");
+  config.Tile(7, 16, 64).Tile(0, 0, 0);  // the limits themselves, and an unused tile
+  EXPECT_EQ(config.rows[7], 16);
+  EXPECT_EQ(config.bytes_per_row[7], 64);
+  EXPECT_EQ(config.rows[0], 0);
+}
+
+}  // namespace
+}  // namespace simd
+}  // namespace edgeattn
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 namespace edgeattn {
 namespace simd {
