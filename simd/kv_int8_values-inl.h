@@ -199,6 +199,13 @@ HWY_INLINE void AccumulatePairChannels(const uint8_t* HWY_RESTRICT panels, size_
 // kValues vectors of pair rows once for every row (kVecs channel vectors of kStreams pairs; more
 // than one stream where rows and vectors alone give fewer than four chains, so that no chain
 // waits on its latency), and each row's chain multiplies them by its pair's int16 word.
+// Chain c = (r * kStreams + s) * kVecs + v accumulates row r's products with channel vector v of
+// pair u + s (stream s), for example:
+//   kRows x kVecs   kStreams  chains
+//   1 x 1           4         0-3: pairs u..u+3 of the one vector (AddPairSums adds the streams)
+//   2 x 1           2         0-1: row 0, pairs u, u+1; 2-3: row 1
+//   4 x 2           1         0-7: row c / 2, vector c % 2
+//   4 x 4           1         0-15: row c / 4, vector c % 4
 template <size_t kRows, size_t kVecs>
 HWY_INLINE void AccumulatePairChannels(const uint8_t* HWY_RESTRICT panels, size_t dk, size_t pairs,
                                        const I16Probabilities* probabilities, size_t c0,
