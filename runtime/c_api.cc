@@ -10,6 +10,7 @@
 
 #include "edgeattn/edgeattn.hpp"
 #include "runtime/c_thread_pool.h"
+#include "runtime/out_of_memory.h"
 
 struct edgeattn_operator {
   edgeattn::MultiheadAttention mha;
@@ -45,6 +46,9 @@ edgeattn_status Guard(const Fn& fn) {
   } catch (const edgeattn::Error& e) {
     last_error = e.what();
     return EDGEATTN_ERROR_INVALID_ARGUMENT;
+  } catch (const edgeattn::OutOfMemory& e) {
+    last_error = e.what();
+    return EDGEATTN_ERROR_OUT_OF_MEMORY;
   } catch (const std::bad_alloc&) {
     last_error = "out of memory";
     return EDGEATTN_ERROR_OUT_OF_MEMORY;

@@ -99,8 +99,9 @@ CrossAttentionMemory::CrossAttentionMemory(const MultiheadAttention& mha, std::s
   const std::size_t dk = impl.config.d_model / impl.config.num_heads;
   s->keys_stride = PackedHeadStride(s->attention->keys_bytes(max_length, dk));
   s->values_stride = PackedHeadStride(s->attention->values_bytes(max_length, dk));
-  s->keys = ZeroedBytes(batch * s->kv_heads * s->keys_stride);
-  s->values = ZeroedBytes(batch * s->kv_heads * s->values_stride);
+  s->keys = ZeroedBytes(batch * s->kv_heads * s->keys_stride, "the cross-attention memory's keys");
+  s->values =
+      ZeroedBytes(batch * s->kv_heads * s->values_stride, "the cross-attention memory's values");
   state_ = std::move(s);
 }
 

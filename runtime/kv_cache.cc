@@ -1,6 +1,5 @@
 #include <algorithm>
 #include <cstring>
-#include <new>
 #include <string>
 
 #include "edgeattn/edgeattn.hpp"
@@ -9,13 +8,13 @@
 #include "runtime/forward_plan.h"
 #include "runtime/mha_validation.h"
 #include "runtime/multihead_attention_impl.h"
+#include "runtime/out_of_memory.h"
 #include "runtime/text_checks.h"
 #include "simd/attention.h"
 
 namespace edgeattn {
-hwy::AlignedFreeUniquePtr<std::uint8_t[]> ZeroedBytes(std::size_t n) {
-  auto p = hwy::AllocateAligned<std::uint8_t>(n);
-  if (!p) throw std::bad_alloc();
+hwy::AlignedFreeUniquePtr<std::uint8_t[]> ZeroedBytes(std::size_t n, const char* what_for) {
+  auto p = AllocateOrThrow<std::uint8_t>(n, what_for);
   std::memset(p.get(), 0, n);
   return p;
 }
@@ -68,8 +67,8 @@ KvCache::KvCache(const MultiheadAttention& mha, std::size_t max_length, std::siz
   s->attention = &ChooseCacheKernel(mha, options);
   s->keys_stride = PackedHeadStride(s->attention->keys_bytes(s->slots, dk));
   s->values_stride = PackedHeadStride(s->attention->values_bytes(s->slots, dk));
-  s->keys = ZeroedBytes(batch * s->kv_heads * s->keys_stride);
-  s->values = ZeroedBytes(batch * s->kv_heads * s->values_stride);
+  s->keys = ZeroedBytes(batch * s->kv_heads * s->keys_stride, "the KV cache's keys");
+  s->values = ZeroedBytes(batch * s->kv_heads * s->values_stride, "the KV cache's values");
   state_ = std::move(s);
 }
 

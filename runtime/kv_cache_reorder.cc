@@ -29,7 +29,8 @@ void CheckIndices(const KvCache::State& s, const Span<const std::size_t>& indice
 void Prepare(KvCache::State& s) {
   KvCache::State::ReorderScratch& r = s.reorder;
   if (r.item) return;
-  r.item = ZeroedBytes(s.item_keys_bytes() + s.item_values_bytes());
+  r.item =
+      ZeroedBytes(s.item_keys_bytes() + s.item_values_bytes(), "the KV cache's reorder buffer");
   r.from.resize(s.batch);
   r.readers.resize(s.batch);
   r.lengths.resize(s.batch);

@@ -58,9 +58,9 @@ const simd::AttentionKernel& ChooseCacheKernel(const MultiheadAttention& mha,
                                                const KvCacheOptions& options);
 
 // Shared by KvCache and CrossAttentionMemory: checks their max_length and batch, and allocates
-// their zeroed, aligned buffers.
+// their zeroed, aligned buffers (what_for names one in an out-of-memory error).
 void CheckCapacity(std::size_t max_length, std::size_t batch);
-hwy::AlignedFreeUniquePtr<std::uint8_t[]> ZeroedBytes(std::size_t n);
+hwy::AlignedFreeUniquePtr<std::uint8_t[]> ZeroedBytes(std::size_t n, const char* what_for);
 
 // The state of a cache that has not been moved from; throws edgeattn::Error otherwise.
 KvCache::State& LiveCacheState(const std::unique_ptr<KvCache::State>& state);

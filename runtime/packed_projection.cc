@@ -1,22 +1,16 @@
 #include "runtime/packed_projection.h"
 
 #include <cstring>
-#include <new>
+
+#include "runtime/out_of_memory.h"
 
 namespace edgeattn {
 namespace {
 
-template <class T>
-hwy::AlignedFreeUniquePtr<T[]> Allocate(std::size_t count) {
-  auto buffer = hwy::AllocateAligned<T>(count);
-  if (!buffer) throw std::bad_alloc();
-  return buffer;
-}
-
 // n floats padded with zeros to `padded`: kernels load whole panels of them.
 hwy::AlignedFreeUniquePtr<float[]> PaddedCopy(const float* values, std::size_t n,
                                               std::size_t padded) {
-  auto out = Allocate<float>(padded);
+  auto out = AllocateOrThrow<float>(padded, "the packed weights");
   std::memset(out.get(), 0, padded * sizeof(float));
   std::memcpy(out.get(), values, n * sizeof(float));
   return out;
@@ -28,7 +22,8 @@ PackedProjection::PackedProjection(const simd::ProjectionKernel& kernel, const v
                                    const float* scales, const float* bias, std::size_t n,
                                    std::size_t k, std::size_t block)
     : kernel_(&kernel), n_(n), k_(k), block_(block) {
-  packed_ = Allocate<std::uint8_t>(kernel.packed_bytes(n, k, block));
+  packed_ =
+      AllocateOrThrow<std::uint8_t>(kernel.packed_bytes(n, k, block), "the packed weights");
   kernel.pack(w, n, k, block, packed_.get());
   const std::size_t padded = panels() * kernel.panel_width;
   if (scales != nullptr) scales_ = PaddedCopy(scales, n, padded);

@@ -4,9 +4,9 @@
 #define EDGEATTN_RUNTIME_WORKSPACE_H_
 
 #include <cstddef>
-#include <new>
 
 #include "hwy/aligned_allocator.h"
+#include "runtime/out_of_memory.h"
 
 namespace edgeattn {
 
@@ -19,8 +19,7 @@ class Workspace {
       // allocation the workspace is empty, and the next call allocates again.
       buffer_.reset();
       capacity_ = 0;
-      buffer_ = hwy::AllocateAligned<float>(floats);
-      if (!buffer_) throw std::bad_alloc();
+      buffer_ = AllocateOrThrow<float>(floats, "the context's scratch memory");
       capacity_ = floats;
     }
     return buffer_.get();

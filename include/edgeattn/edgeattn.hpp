@@ -9,7 +9,8 @@
 // (and, with one key/value head, multi-query) attention.
 //
 // All tensors are row-major float32. Errors are thrown as edgeattn::Error with a message that
-// names the argument, what was expected and what came.
+// names the argument, what was expected and what came; a buffer the system cannot give (weights,
+// a cache, a context's scratch memory) as std::bad_alloc whose what() names it and its bytes.
 #ifndef EDGEATTN_EDGEATTN_HPP_
 #define EDGEATTN_EDGEATTN_HPP_
 

@@ -20,6 +20,7 @@
 #include "edgeattn/edgeattn.hpp"
 #include "runtime/benchmark_case.h"
 #include "runtime/c_thread_pool.h"
+#include "tests/address_limit.h"
 #include "tests/expect_error.h"
 
 namespace edgeattn {
@@ -562,25 +563,11 @@ TEST(SchedulerTest, CallFromInsideItsOwnTbbArenaCompletes) {
 }
 #endif
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define EDGEATTN_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define EDGEATTN_SANITIZED 1
-#endif
-#endif
-
 #ifndef EDGEATTN_SANITIZED
 // In a child process: limits the address space to what it uses plus room for a few 8 MiB thread
 // stacks (not for 64), starts a 64-thread pool and exits 0 when that threw the clean error.
 [[noreturn]] void StartPoolUnderAddressLimit() {
-  long pages = 0;
-  std::FILE* statm = std::fopen("/proc/self/statm", "r");
-  if (statm == nullptr || std::fscanf(statm, "%ld", &pages) != 1) std::_Exit(4);
-  std::fclose(statm);
-  const rlim_t limit = static_cast<rlim_t>(pages) * sysconf(_SC_PAGESIZE) + (48u << 20);
-  const rlimit as{limit, limit};
-  if (setrlimit(RLIMIT_AS, &as) != 0) std::_Exit(5);
+  testing_support::LimitAddressSpace(48u << 20);
   try {
     const auto pool = MakeThreadPoolExecutor(64);
     std::_Exit(2);  // every thread started: the limit did not bite
