@@ -1,7 +1,7 @@
 // An allocation that failed, as std::bad_alloc (what callers catch, and what the C API reports as
 // EDGEATTN_ERROR_OUT_OF_MEMORY), with a message saying what needed how many bytes: "out of
-// memory: the KV cache needs 8589934592 bytes" says which of a model's buffers to shrink, where
-// std::bad_alloc says only "std::bad_alloc".
+// memory: could not allocate 4294967296 bytes for the KV cache's keys" says which of a model's
+// buffers to shrink, where std::bad_alloc says only "std::bad_alloc".
 #ifndef EDGEATTN_RUNTIME_OUT_OF_MEMORY_H_
 #define EDGEATTN_RUNTIME_OUT_OF_MEMORY_H_
 
@@ -18,8 +18,8 @@ class OutOfMemory : public std::bad_alloc {
  public:
   // `what_for` names the buffer; `bytes` is what it needed.
   OutOfMemory(const char* what_for, std::size_t bytes)
-      : message_(std::string("out of memory: ") + what_for + " needs " + std::to_string(bytes) +
-                 " bytes") {}
+      : message_("out of memory: could not allocate " + std::to_string(bytes) + " bytes for " +
+                 what_for) {}
   const char* what() const noexcept override { return message_.c_str(); }
 
  private:

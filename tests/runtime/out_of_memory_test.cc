@@ -22,8 +22,8 @@ namespace {
 struct HugeCache {
   static constexpr std::size_t kDModel = 1024, kHeads = 16, kMaxLength = std::size_t{1} << 20;
   static std::string KeysMessage() {
-    return "out of memory: the KV cache's keys needs " +
-           std::to_string(kMaxLength * kDModel * sizeof(float)) + " bytes";
+    return "out of memory: could not allocate " +
+           std::to_string(kMaxLength * kDModel * sizeof(float)) + " bytes for the KV cache's keys";
   }
 };
 

@@ -24,8 +24,9 @@ TEST(WorkspaceTest, FailedReserveLeavesItUsable) {
     workspace.Reserve(floats);
     ADD_FAILURE() << "no exception";
   } catch (const std::bad_alloc& e) {
-    EXPECT_EQ(std::string(e.what()), "out of memory: the context's scratch memory needs " +
-                                         std::to_string(floats * sizeof(float)) + " bytes");
+    EXPECT_EQ(std::string(e.what()), "out of memory: could not allocate " +
+                                         std::to_string(floats * sizeof(float)) +
+                                         " bytes for the context's scratch memory");
   }
   float* again = workspace.Reserve(1000);
   ASSERT_NE(again, nullptr);
