@@ -1,7 +1,10 @@
 #include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/partitioner.h>
 #include <oneapi/tbb/task_arena.h>
+
+#include <memory>
 
 #include "edgeattn/executor.hpp"
 #include "runtime/thread_count.h"
@@ -9,10 +12,21 @@
 namespace edgeattn {
 namespace {
 
+// oneTBB lets the arenas of a process have one worker fewer than the CPUs, and an arena asking
+// for more prints a warning to the app's stderr (and runs its slots on fewer threads). An
+// executor of more threads than that raises the limit to its own count while it lives; where
+// the app holds a lower limit of its own, oneTBB keeps the lowest.
+std::unique_ptr<tbb::global_control> AllowWorkers(std::size_t threads) {
+  const auto limit = tbb::global_control::max_allowed_parallelism;
+  if (threads <= tbb::global_control::active_value(limit)) return nullptr;
+  return std::make_unique<tbb::global_control>(limit, threads);
+}
+
 class TbbExecutor final : public Executor {
  public:
   explicit TbbExecutor(std::size_t threads)
-      : arena_(static_cast<int>(threads), /*reserved_for_masters=*/1),
+      : worker_limit_(AllowWorkers(threads)),
+        arena_(static_cast<int>(threads), /*reserved_for_masters=*/1),
         workers_(threads) {}
 
   std::size_t workers() const override { return workers_; }
@@ -37,6 +51,7 @@ class TbbExecutor final : public Executor {
   }
 
  private:
+  std::unique_ptr<tbb::global_control> worker_limit_;  // before the arena, and outlives it
   tbb::task_arena arena_;
   std::size_t workers_;
 };
