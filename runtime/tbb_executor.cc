@@ -1,10 +1,13 @@
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/info.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/partitioner.h>
 #include <oneapi/tbb/task_arena.h>
 
 #include <memory>
+#include <mutex>
+#include <set>
 
 #include "edgeattn/executor.hpp"
 #include "runtime/thread_count.h"
@@ -12,20 +15,69 @@
 namespace edgeattn {
 namespace {
 
-// oneTBB lets the arenas of a process have one worker fewer than the CPUs, and an arena asking
-// for more prints a warning to the app's stderr (and runs its slots on fewer threads). An
-// executor of more threads than that raises the limit to its own count while it lives; where
-// the app holds a lower limit of its own, oneTBB keeps the lowest.
-std::unique_ptr<tbb::global_control> AllowWorkers(std::size_t threads) {
-  const auto limit = tbb::global_control::max_allowed_parallelism;
-  if (threads <= tbb::global_control::active_value(limit)) return nullptr;
-  return std::make_unique<tbb::global_control>(limit, threads);
-}
+// oneTBB gives the arenas of a process one worker fewer than its default concurrency (the CPUs
+// it may run on), and an arena asking for more prints a warning to the app's stderr and runs
+// its slots on fewer threads. Executors of more threads raise that limit for as long as one of
+// them lives: to the largest count among them, in one tbb::global_control, because oneTBB keeps
+// the lowest of the controls alive (an app's own lower limit therefore still wins).
+class WorkerLimit {
+ public:
+  // Never destroyed: an executor may be destroyed after the statics are.
+  static WorkerLimit& Process() {
+    static WorkerLimit* const limit = new WorkerLimit;
+    return *limit;
+  }
+  bool Needed(std::size_t threads) const { return threads > default_; }
+  void Add(std::size_t threads) { Change(threads, true); }
+  void Remove(std::size_t threads) { Change(threads, false); }
+
+ private:
+  void Change(std::size_t threads, bool add) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (add) {
+      counts_.insert(threads);
+    } else {
+      counts_.erase(counts_.find(threads));
+    }
+    const std::size_t wanted = counts_.empty() ? 0 : *counts_.rbegin();
+    if (wanted == held_) return;
+    std::unique_ptr<tbb::global_control> next;
+    if (wanted != 0) {
+      next = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
+                                                   wanted);
+    }
+    control_ = std::move(next);  // the new control exists before the old one goes
+    held_ = wanted;
+  }
+
+  const std::size_t default_ = static_cast<std::size_t>(tbb::info::default_concurrency());
+  std::mutex mutex_;
+  std::multiset<std::size_t> counts_;  // of the live executors that need more than the default
+  std::unique_ptr<tbb::global_control> control_;
+  std::size_t held_ = 0;  // control_'s limit, 0 for none
+};
+
+// An executor's share of the process's worker limit, from construction to destruction.
+class WorkerDemand {
+ public:
+  explicit WorkerDemand(std::size_t threads)
+      : threads_(WorkerLimit::Process().Needed(threads) ? threads : 0) {
+    if (threads_ != 0) WorkerLimit::Process().Add(threads_);
+  }
+  ~WorkerDemand() {
+    if (threads_ != 0) WorkerLimit::Process().Remove(threads_);
+  }
+  WorkerDemand(const WorkerDemand&) = delete;
+  WorkerDemand& operator=(const WorkerDemand&) = delete;
+
+ private:
+  std::size_t threads_;  // 0: within the default
+};
 
 class TbbExecutor final : public Executor {
  public:
   explicit TbbExecutor(std::size_t threads)
-      : worker_limit_(AllowWorkers(threads)),
+      : demand_(threads),
         arena_(static_cast<int>(threads), /*reserved_for_masters=*/1),
         workers_(threads) {}
 
@@ -51,7 +103,7 @@ class TbbExecutor final : public Executor {
   }
 
  private:
-  std::unique_ptr<tbb::global_control> worker_limit_;  // before the arena, and outlives it
+  WorkerDemand demand_;  // before the arena, and outlives it
   tbb::task_arena arena_;
   std::size_t workers_;
 };

@@ -69,10 +69,10 @@ class SerialExecutor final : public Executor {
 // A oneTBB task_arena with `threads` slots (0: one per hardware thread; at most kMaxThreads).
 // The calling thread joins the work as worker 0; oneTBB starts its worker threads on first use
 // and puts them to sleep (after a short spin of its own) when the arena has no work. More
-// threads than CPUs get their threads: while the executor lives, oneTBB's process-wide worker
-// limit (tbb::global_control::max_allowed_parallelism) is raised to `threads`, unless the app
-// holds a lower one of its own, which oneTBB keeps. Only in builds with oneTBB (CMake option
-// EDGEATTN_WITH_TBB, the default).
+// threads than CPUs get their threads: while such executors live, oneTBB's process-wide worker
+// limit (tbb::global_control::max_allowed_parallelism) is raised to the largest count among
+// them, unless the app holds a lower one of its own, which oneTBB keeps. Only in builds with
+// oneTBB (CMake option EDGEATTN_WITH_TBB, the default).
 EDGEATTN_API std::unique_ptr<Executor> MakeTbbExecutor(std::size_t threads);
 #endif
 
