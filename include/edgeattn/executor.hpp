@@ -71,8 +71,10 @@ class SerialExecutor final : public Executor {
 // and puts them to sleep (after a short spin of its own) when the arena has no work. More
 // threads than CPUs get their threads: while such executors live, oneTBB's process-wide worker
 // limit (tbb::global_control::max_allowed_parallelism) is raised to the largest count among
-// them, unless the app holds a lower one of its own, which oneTBB keeps. Only in builds with
-// oneTBB (CMake option EDGEATTN_WITH_TBB, the default).
+// them, unless the app holds a lower one of its own (oneTBB keeps the lowest). The worker
+// threads oneTBB starts stay, asleep, until the process ends (MakeThreadPoolExecutor's are
+// joined when it is destroyed).
+// Only in builds with oneTBB (CMake option EDGEATTN_WITH_TBB, the default).
 EDGEATTN_API std::unique_ptr<Executor> MakeTbbExecutor(std::size_t threads);
 #endif
 
