@@ -28,26 +28,39 @@ class WorkerLimit {
     return *limit;
   }
   bool Needed(std::size_t threads) const { return threads > default_; }
-  void Add(std::size_t threads) { Change(threads, true); }
-  void Remove(std::size_t threads) { Change(threads, false); }
+
+  void Add(std::size_t threads) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto added = counts_.insert(threads);
+    try {
+      Hold(*counts_.rbegin());
+    } catch (...) {  // the executor is not made: its count goes too
+      counts_.erase(added);
+      throw;
+    }
+  }
+
+  // From a destructor: a control that cannot be made leaves the higher limit, which is harmless.
+  void Remove(std::size_t threads) noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    counts_.erase(counts_.find(threads));
+    try {
+      Hold(counts_.empty() ? 0 : *counts_.rbegin());
+    } catch (...) {
+    }
+  }
 
  private:
-  void Change(std::size_t threads, bool add) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (add) {
-      counts_.insert(threads);
-    } else {
-      counts_.erase(counts_.find(threads));
-    }
-    const std::size_t wanted = counts_.empty() ? 0 : *counts_.rbegin();
-    if (wanted == held_) return;
+  // Holds a control of `limit` (0: none), made before the one it replaces goes.
+  void Hold(std::size_t limit) {
+    if (limit == held_) return;
     std::unique_ptr<tbb::global_control> next;
-    if (wanted != 0) {
+    if (limit != 0) {
       next = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
-                                                   wanted);
+                                                   limit);
     }
-    control_ = std::move(next);  // the new control exists before the old one goes
-    held_ = wanted;
+    control_ = std::move(next);
+    held_ = limit;
   }
 
   const std::size_t default_ = static_cast<std::size_t>(tbb::info::default_concurrency());
