@@ -60,6 +60,11 @@ done | awk -v rounds="$rounds" -v base_name="$(git rev-parse --short "$commit")"
            "base/cur", "median", "range"
     for (i = 1; i <= n; ++i) {
       k = names[i]
+      if (!(("base", k) in best) || !(("current", k) in best)) {  # a benchmark one side lacks
+        printf "%-60s %12s %12s %6s\n", k, (("base", k) in best) ? best["base", k] : "-",
+               (("current", k) in best) ? best["current", k] : "-", unit[k]
+        continue
+      }
       median = paired_median(k)
       printf "%-60s %12.4g %12.4g %6s %7.2fx %7.2fx %7.2f-%.2fx\n", k, best["base", k],
              best["current", k], unit[k], best["base", k] / best["current", k], median, lo, hi
