@@ -343,32 +343,37 @@ void BM_PeakAmxInt8(benchmark::State& state) {
 }
 BENCHMARK(BM_PeakAmxInt8)->Iterations(1);
 
-// The int8 AMX kernel's tile step alone with its weights cycled through weights_kib KiB: from L1
-// (up to 48 KiB here), L2 or beyond. "%amx" is against BM_PeakAmxInt8, which loads no tiles.
-void BM_AmxInt8Steps(benchmark::State& state) {
-  if (!simd::CpuRunsAmxInt8()) {
-    state.SkipWithError("this CPU or process runs no AMX-INT8 tiles");
-    return;
-  }
+// An int8 kernel's step alone (bench::AmxInt8StepsOps or VnniInt8StepsOps: `rows` activation
+// rows, `steps` steps a call) with its weights cycled through weights_kib KiB: from L1 (48 KiB
+// here), L2 or beyond; `unit` (e.g. "%amx") is the rate against `peak`, which loads nothing.
+template <class StepsOps>
+void RunInt8Steps(benchmark::State& state, std::size_t rows, std::size_t steps, double peak,
+                  const char* unit, StepsOps steps_ops) {
   const std::size_t weight_bytes = static_cast<std::size_t>(state.range(0)) * 1024;
-  const std::size_t steps = 4096;
-  auto activations = hwy::AllocateAligned<std::uint8_t>(16 * bench::kStepsRowBytes);
+  auto activations = hwy::AllocateAligned<std::uint8_t>(rows * bench::kStepsRowBytes);
   auto weights = hwy::AllocateAligned<std::int8_t>(weight_bytes);
   // Written, so that every page is its own (untouched pages would all map the one zero page).
-  for (std::size_t i = 0; i < 16 * bench::kStepsRowBytes; ++i) {
+  for (std::size_t i = 0; i < rows * bench::kStepsRowBytes; ++i) {
     activations[i] = static_cast<std::uint8_t>(i * 7 % 251);
   }
   for (std::size_t i = 0; i < weight_bytes; ++i) {
     weights[i] = static_cast<std::int8_t>(i * 13 % 251);
   }
   double ops = 0.0;
-  for (auto _ : state) {
-    ops = bench::AmxInt8StepsOps(activations.get(), weights.get(), weight_bytes, steps);
-  }
+  for (auto _ : state) ops = steps_ops(activations.get(), weights.get(), weight_bytes, steps);
   state.counters["GOP/s"] =
       benchmark::Counter(ops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["%amx"] = benchmark::Counter(ops * 1e-9 * 100.0 / bench::PeakAmxInt8Gops(),
-                                              benchmark::Counter::kIsIterationInvariantRate);
+  state.counters[unit] =
+      benchmark::Counter(ops * 1e-9 * 100.0 / peak, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// The int8 AMX kernel's tile step (16 rows, four weight tiles).
+void BM_AmxInt8Steps(benchmark::State& state) {
+  if (!simd::CpuRunsAmxInt8()) {
+    state.SkipWithError("this CPU or process runs no AMX-INT8 tiles");
+    return;
+  }
+  RunInt8Steps(state, 16, 4096, bench::PeakAmxInt8Gops(), "%amx", &bench::AmxInt8StepsOps);
 }
 BENCHMARK(BM_AmxInt8Steps)
     ->ArgName("weights_kib")
@@ -384,6 +389,25 @@ void BM_PeakVnni(benchmark::State& state) {
   state.counters["GOP/s"] = bench::PeakVnniGops();
 }
 BENCHMARK(BM_PeakVnni)->Iterations(1);
+
+// The VNNI kernel's step (4 rows, one group of four weight vectors).
+void BM_VnniInt8Steps(benchmark::State& state) {
+  if (bench::PeakVnniGops() == 0.0) {
+    state.SkipWithError("this CPU or build runs no AVX512-VNNI");
+    return;
+  }
+  RunInt8Steps(state, 4, 16384, bench::PeakVnniGops(), "%vnni", &bench::VnniInt8StepsOps);
+}
+BENCHMARK(BM_VnniInt8Steps)
+    ->ArgName("weights_kib")
+    ->Arg(16)
+    ->Arg(32)
+    ->Arg(48)  // one bert panel (64 features x 768)
+    ->Arg(64)
+    ->Arg(256)
+    ->Arg(2048)
+    ->Arg(8192)
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace edgeattn

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <ctime>
+#include <cstring>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -87,6 +88,64 @@ double VnniLoop(size_t iterations, int* sink) {
 #endif
 }
 
+// The VNNI kernel's step (qd8_qc8w_vnni_4x4v's group loop) `steps` times: one group's four
+// weight vectors (256 bytes) and four activation rows kStepsRowBytes apart, a broadcast 4-byte
+// word of each, 16 vpdpbusd into 16 named accumulators (g++ 12 spilled an array of them). Step s
+// reads the group at s x 256 modulo weight_bytes and the word at s x 4 modulo a row. Returns ops
+// done (2 per multiply-add), or 0 on targets without AVX512-VNNI.
+double VnniInt8Steps(const uint8_t* activations, const int8_t* weights, size_t weight_bytes,
+                     size_t steps) {
+#if HWY_TARGET == HWY_AVX3_DL
+  __m512i c00 = _mm512_setzero_si512(), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00,
+          c12 = c00, c13 = c00, c20 = c00, c21 = c00, c22 = c00, c23 = c00, c30 = c00, c31 = c00,
+          c32 = c00, c33 = c00;
+  const auto word = [&](size_t row, size_t a) {  // a broadcast from memory, as the kernel's
+    int32_t bytes;
+    std::memcpy(&bytes, activations + row * kStepsRowBytes + a, 4);
+    return _mm512_set1_epi32(bytes);
+  };
+  for (size_t s = 0, w = 0, a = 0; s < steps; ++s) {
+    const int8_t* group = weights + w;
+    const __m512i b0 = _mm512_loadu_si512(group), b1 = _mm512_loadu_si512(group + 64);
+    const __m512i b2 = _mm512_loadu_si512(group + 128), b3 = _mm512_loadu_si512(group + 192);
+    __m512i x = word(0, a);
+    c00 = _mm512_dpbusd_epi32(c00, x, b0), c01 = _mm512_dpbusd_epi32(c01, x, b1);
+    c02 = _mm512_dpbusd_epi32(c02, x, b2), c03 = _mm512_dpbusd_epi32(c03, x, b3);
+    x = word(1, a);
+    c10 = _mm512_dpbusd_epi32(c10, x, b0), c11 = _mm512_dpbusd_epi32(c11, x, b1);
+    c12 = _mm512_dpbusd_epi32(c12, x, b2), c13 = _mm512_dpbusd_epi32(c13, x, b3);
+    x = word(2, a);
+    c20 = _mm512_dpbusd_epi32(c20, x, b0), c21 = _mm512_dpbusd_epi32(c21, x, b1);
+    c22 = _mm512_dpbusd_epi32(c22, x, b2), c23 = _mm512_dpbusd_epi32(c23, x, b3);
+    x = word(3, a);
+    c30 = _mm512_dpbusd_epi32(c30, x, b0), c31 = _mm512_dpbusd_epi32(c31, x, b1);
+    c32 = _mm512_dpbusd_epi32(c32, x, b2), c33 = _mm512_dpbusd_epi32(c33, x, b3);
+    // As the kernel's PinToRegister: g++ 12 otherwise moves every accumulator to a new register
+    // and back each step.
+    asm("" : "+v"(c00), "+v"(c01), "+v"(c02), "+v"(c03), "+v"(c10), "+v"(c11), "+v"(c12),
+        "+v"(c13));  // at most 30 operands an asm, and "+" counts two
+    asm("" : "+v"(c20), "+v"(c21), "+v"(c22), "+v"(c23), "+v"(c30), "+v"(c31), "+v"(c32),
+        "+v"(c33));
+    w = w + 256 == weight_bytes ? 0 : w + 256;
+    a = a + 4 == kStepsRowBytes ? 0 : a + 4;
+  }
+  const auto add4 = [](__m512i p, __m512i q, __m512i r, __m512i t) {
+    return _mm512_add_epi32(_mm512_add_epi32(p, q), _mm512_add_epi32(r, t));
+  };
+  const __m512i sum = _mm512_add_epi32(add4(c00, c01, c02, c03), add4(c10, c11, c12, c13));
+  const __m512i sum2 = _mm512_add_epi32(add4(c20, c21, c22, c23), add4(c30, c31, c32, c33));
+  // Stored: a result the compiler cannot see unused keeps every accumulator's chain.
+  alignas(64) int32_t lanes[16];
+  _mm512_store_si512(lanes, _mm512_add_epi32(sum, sum2));
+  volatile int32_t sink = lanes[0];
+  (void)sink;
+  return 2.0 * 64 * 16 * static_cast<double>(steps);
+#else
+  (void)activations, (void)weights, (void)weight_bytes, (void)steps;
+  return 0.0;
+#endif
+}
+
 // 12 independent vdpbf16ps chains (32 bf16 multiply-adds each); returns flops done (2 per
 // multiply-add), or 0 on targets without the instruction. Call only where the CPU has
 // AVX512-BF16.
@@ -122,6 +181,7 @@ namespace bench {
 
 HWY_EXPORT(FmaLoop);
 HWY_EXPORT(VnniLoop);
+HWY_EXPORT(VnniInt8Steps);
 HWY_EXPORT(Bf16DotLoop);
 
 namespace {
@@ -275,6 +335,12 @@ double AmxInt8StepsOps(const std::uint8_t* activations, const std::int8_t* weigh
   (void)activations, (void)weights, (void)weight_bytes, (void)steps;
   return 0.0;
 #endif
+}
+
+double VnniInt8StepsOps(const std::uint8_t* activations, const std::int8_t* weights,
+                        std::size_t weight_bytes, std::size_t steps) {
+  if (weight_bytes == 0 || weight_bytes % 256 != 0) return 0.0;  // no whole group to cycle
+  return HWY_DYNAMIC_DISPATCH(VnniInt8Steps)(activations, weights, weight_bytes, steps);
 }
 
 }  // namespace bench

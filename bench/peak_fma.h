@@ -1,5 +1,5 @@
 // This machine's peaks on one core (fp32 FMA, int8 and bf16 dot products, AMX tiles) and the
-// AMX int8 tile step's rate by where its weights live, measured, so that benchmarks can report a
+// int8 kernels' steps' rates (AMX, VNNI) by where their weights live, measured, so that benchmarks can report a
 // fraction of them instead of quoting a figure from another machine.
 #ifndef EDGEATTN_BENCH_PEAK_FMA_H_
 #define EDGEATTN_BENCH_PEAK_FMA_H_
@@ -39,6 +39,14 @@ double PeakAmxInt8Gops();
 inline constexpr std::size_t kStepsRowBytes = 768;
 double AmxInt8StepsOps(const std::uint8_t* activations, const std::int8_t* weights,
                        std::size_t weight_bytes, std::size_t steps);
+
+// The VNNI kernel's step (qd8_qc8w_vnni_4x4v) alone, `steps` times: 4 activation rows of
+// kStepsRowBytes and one 256-byte group of weights a step, the weights cycled through
+// weight_bytes from the start. Returns the operations done (2 per int8 multiply-add), or 0 where
+// the chosen target has no AVX512-VNNI or weight_bytes is not a positive multiple of 256.
+// activations: 4 x kStepsRowBytes bytes.
+double VnniInt8StepsOps(const std::uint8_t* activations, const std::int8_t* weights,
+                        std::size_t weight_bytes, std::size_t steps);
 
 }  // namespace bench
 }  // namespace edgeattn
