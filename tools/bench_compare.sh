@@ -34,8 +34,10 @@ for ((i = 0; i < rounds; ++i)); do
   for side in base current; do
     bin=$base
     [ "$side" = current ] && bin=$current
-    # Google Benchmark's console line: name, time, unit, ...
-    "$bin" --benchmark_filter="$filter" 2>/dev/null | awk -v side="$side" '/^BM_/ {print side, $1, $2, $3}'
+    # Google Benchmark's console line: name, time, unit, ... (a benchmark that skipped itself,
+    # "ERROR OCCURRED: ...", has no time and is left out)
+    "$bin" --benchmark_filter="$filter" 2>/dev/null |
+      awk -v side="$side" '/^BM_/ && $2 ~ /^[0-9.e+-]+$/ {print side, $1, $2, $3}'
   done
 done | awk -v rounds="$rounds" -v base_name="$(git rev-parse --short "$commit")" '
   { key = $2; unit[key] = $4; if (!(key in order)) { order[key] = ++n; names[n] = key }
