@@ -519,10 +519,20 @@ void CheckI8PackMatchesModel(const simd::AttentionKernel& kernel) {
     // A ring's rewrite inside the stored slots (first + count < stored) keeps the other half of
     // each pair: an even slot's partner, an odd slot's, and that of a run across a panel's edge
     // ending on an even slot.
+    // Each rewrite packs new rows from a buffer of only its own rows, then rows of NaN that the
+    // pack must not read (a whole widest vector of them): a key or value packed past `count`,
+    // or a rewrite that writes nothing, shows.
+    const std::vector<float> k2 = RandomNormal(4 * ld, 85 + dk, 1.5f);
+    const std::vector<float> v2 = RandomNormal(4 * ld, 95 + dk, 1.5f);
     for (size_t first : {10, 13, 61}) {
-      const size_t count = first == 61 ? 4 : 1;
-      kernel.pack(k.data() + first * ld, ld, v.data() + first * ld, ld, first, count, lk, dk,
-                  keys.data(), values.data());
+      const size_t count = first == 61 ? 4 : 1, poison = 16;
+      std::vector<float> kr((count + poison) * ld, std::numeric_limits<float>::quiet_NaN());
+      std::vector<float> vr(kr);
+      std::copy(k2.begin(), k2.begin() + count * ld, kr.begin());
+      std::copy(v2.begin(), v2.begin() + count * ld, vr.begin());
+      kernel.pack(kr.data(), ld, vr.data(), ld, first, count, lk, dk, keys.data(), values.data());
+      std::copy(kr.begin(), kr.begin() + count * ld, k.begin() + first * ld);
+      std::copy(vr.begin(), vr.begin() + count * ld, v.begin() + first * ld);
     }
     const testing_support::ModelI8Pack want = ModelPackI8(k.data(), ld, v.data(), ld, lk, dk);
     ASSERT_EQ(keys, want.keys);

@@ -425,6 +425,47 @@ void TestEveryKernelAddsOutliers(int64_t target) {
   }
 }
 
+// More outliers than kMaxOutliersPerRow, at every byte position of a 4-value group and at block
+// starts: the largest kMaxOutliersPerRow are kept, largest first, their bytes are zero, the
+// smaller ones stay in the int8 row, and each block's scale comes from its remaining values.
+void TestOutlierSelection(int64_t target) {
+  const size_t k = 300, n = 70, m = 1;
+  const size_t block = 4;  // every channel below that is a multiple of 4 starts a block
+  std::vector<float> x = RandomNormal(m * k, 7);
+  const size_t channels[12] = {0, 5, 42, 63, 77, 128, 142, 180, 200, 211, 251, 299};
+  const float magnitudes[12] = {90, 150, 60, 210, 180, 110, 250, 70, 200, 160, 140, 55};
+  for (size_t i = 0; i < 12; ++i) x[channels[i]] = (i % 2 ? -1.0f : 1.0f) * magnitudes[i];
+  const Qd8Rows a = QuantizeWithOutliers(x, m, k, block, simd::QuantizedBytes::kSigned);
+  std::vector<size_t> order(12);
+  for (size_t i = 0; i < 12; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t p, size_t q) { return magnitudes[p] > magnitudes[q]; });
+  ASSERT_EQ(a.count[0], simd::kMaxOutliersPerRow);
+  std::vector<bool> kept(k, false);
+  for (size_t i = 0; i < simd::kMaxOutliersPerRow; ++i) {
+    EXPECT_EQ(a.channel[i], channels[order[i]]) << "slot " << i;
+    EXPECT_EQ(a.value[i], x[channels[order[i]]]) << "slot " << i;
+    EXPECT_EQ(a.q[channels[order[i]]], 0) << "kept outlier " << channels[order[i]];
+    kept[channels[order[i]]] = true;
+  }
+  for (size_t i = simd::kMaxOutliersPerRow; i < 12; ++i) {
+    EXPECT_NE(a.q[channels[order[i]]], 0) << "outlier left in the row " << channels[order[i]];
+  }
+  for (size_t b = 0; b < simd::QuantBlockCount(k, block); ++b) {
+    float amax = 0.0f;
+    for (size_t i = b * block; i < std::min(k, (b + 1) * block); ++i) {
+      if (!kept[i]) amax = std::max(amax, std::fabs(x[i]));
+    }
+    EXPECT_EQ(a.scales[b], amax > 1e-30f ? amax / 127.0f : 0.0f) << "block " << b;
+  }
+  const Qc8Weights w = MakeWeights(n, RandomInt8(n * k, 8), true);
+  const std::vector<float> want = ScalarC(testing_support::FactsOf(target), a, w);
+  for (const simd::ProjectionKernel* kernel : Int8Kernels()) {
+    CheckKernel(*kernel, a, w, want);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
 }  // namespace
 
 // An instance per target; the bodies, compiled once, reach its kernels by dynamic dispatch.
@@ -435,5 +476,6 @@ TEST_P(GemmI8Test, TestListsTheKernelsThisCpuRuns) { TestListsTheKernelsThisCpuR
 TEST_P(GemmI8Test, TestEveryKernelMatchesScalar) { TestEveryKernelMatchesScalar(GetParam()); }
 TEST_P(GemmI8Test, TestEveryKernelExtremeValues) { TestEveryKernelExtremeValues(GetParam()); }
 TEST_P(GemmI8Test, TestEveryKernelAddsOutliers) { TestEveryKernelAddsOutliers(GetParam()); }
+TEST_P(GemmI8Test, TestOutlierSelection) { TestOutlierSelection(GetParam()); }
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GemmI8Test);
 }  // namespace edgeattn

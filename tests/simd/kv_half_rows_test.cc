@@ -103,14 +103,23 @@ void CheckPackMatchesModel(const char* what, PackFn pack, size_t keys_bytes(size
       append(split + 1, lk - split - 1, lk);
       const std::vector<float> k2 = RandomNormal(12 * ld, 95 + dk, 2.0f);
       const std::vector<float> v2 = RandomNormal(12 * ld, 97 + dk, 2.0f);
-      std::copy(k2.begin(), k2.begin() + 3 * ld, k.begin() + 9 * ld);  // positions 9 (odd), 10, 11
-      std::copy(v2.begin(), v2.begin() + 3 * ld, v.begin() + 9 * ld);
-      append(9, 1, lk);
-      append(10, 2, lk);
+      // A ring's rewrite gets only its own rows, then rows of NaN that the pack must not read
+      // (a whole widest vector of them): a key or value packed past `count` shows in the slots
+      // after the run, which hold other positions.
+      const auto rewrite = [&](size_t first, size_t count, size_t row2) {
+        const size_t poison = 16;
+        std::vector<float> kr((count + poison) * ld, std::numeric_limits<float>::quiet_NaN());
+        std::vector<float> vr(kr);
+        std::copy(k2.begin() + row2 * ld, k2.begin() + (row2 + count) * ld, kr.begin());
+        std::copy(v2.begin() + row2 * ld, v2.begin() + (row2 + count) * ld, vr.begin());
+        pack(kr.data(), ld, vr.data(), ld, first, count, lk, dk, keys.data(), values.data());
+        std::copy(kr.begin(), kr.begin() + count * ld, k.begin() + first * ld);
+        std::copy(vr.begin(), vr.begin() + count * ld, v.begin() + first * ld);
+      };
+      rewrite(9, 1, 0);  // positions 9 (odd), 10, 11
+      rewrite(10, 2, 1);
       // A run of 9 across the first panel's edge (positions 58-66): keys four at a time there.
-      std::copy(k2.begin() + 3 * ld, k2.end(), k.begin() + 58 * ld);
-      std::copy(v2.begin() + 3 * ld, v2.end(), v.begin() + 58 * ld);
-      append(58, 9, lk);
+      rewrite(58, 9, 3);
       const testing_support::ModelHalfPack want =
           model(k.data(), v.data(), ld, lk, dk, keys.size(), values.size());
       ASSERT_EQ(keys, want.keys);
