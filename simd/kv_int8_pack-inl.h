@@ -209,9 +209,9 @@ HWY_INLINE void PackI8Keys(const float* HWY_RESTRICT k, size_t ldk, size_t first
 }
 
 // Values [first, first + count) (rows ldv apart), a pair of positions at a time where both are
-// given, one by one elsewhere (keeping its partner's bytes, or zeroing them past `stored`).
+// given, one by one elsewhere (keeping its partner's bytes).
 HWY_INLINE void PackI8Values(const float* HWY_RESTRICT v, size_t ldv, size_t first, size_t count,
-                             size_t stored, size_t dk, uint8_t* HWY_RESTRICT values) {
+                             size_t dk, uint8_t* HWY_RESTRICT values) {
   const size_t panel_bytes = I8ValuePanelBytes(dk);
   for (size_t t = 0; t < count;) {
     const size_t key = first + t, lane = key % kI8ValuePanel;
@@ -220,22 +220,28 @@ HWY_INLINE void PackI8Values(const float* HWY_RESTRICT v, size_t ldv, size_t fir
       PackI8ValuePair(v + t * ldv, v + (t + 1) * ldv, dk, lane, panel);
       t += 2;
     } else {
-      PackI8Value(v + t * ldv, dk, lane, (key ^ 1) >= stored, panel);
+      PackI8Value(v + t * ldv, dk, lane, panel);
       ++t;
     }
   }
 }
 
 // The int8 kernels' AttentionKernel::pack (attention.h): keys and values [first, first + count),
-// then the panel's lanes past `stored` keys zeroed.
+// then the key panel's lanes past `stored` and an odd `stored`'s value partner zeroed (both are
+// read).
 inline void PackI8KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t first,
                              size_t count, size_t stored, size_t dk, void* keys_bytes,
                              void* values_bytes) {
   uint8_t* keys = static_cast<uint8_t*>(keys_bytes);
   PackI8Keys(k, ldk, first, count, dk, keys);
-  PackI8Values(v, ldv, first, count, stored, dk, static_cast<uint8_t*>(values_bytes));
+  uint8_t* values = static_cast<uint8_t*>(values_bytes);
+  PackI8Values(v, ldv, first, count, dk, values);
   if (stored % kI8KeyPanel != 0) {
     ZeroI8KeysFrom(dk, stored % kI8KeyPanel, keys + stored / kI8KeyPanel * I8PanelBytes(dk));
+  }
+  if (stored % 2 != 0) {
+    ZeroI8ValuePartner(dk, stored % kI8ValuePanel,
+                       values + stored / kI8ValuePanel * I8ValuePanelBytes(dk));
   }
 }
 

@@ -182,18 +182,18 @@ HWY_INLINE void PackI8Key(const float* HWY_RESTRICT k, size_t dk, size_t lane,
 }
 
 // Value `lane` of a panel (attention_kv.h): its dk int8, rounded with its scale, at byte
-// 2c + lane % 2 of pair row lane / 2 (zeros past dk), and its scale. `alone`: the pair's other
-// position is past the stored ones, and its bytes are zeroed too.
-HWY_INLINE void PackI8Value(const float* HWY_RESTRICT v, size_t dk, size_t lane, bool alone,
+// 2c + lane % 2 of pair row lane / 2 (zeros past dk), and its scale; the pair's other position
+// keeps its bytes.
+HWY_INLINE void PackI8Value(const float* HWY_RESTRICT v, size_t dk, size_t lane,
                             uint8_t* HWY_RESTRICT panel) {
   // A channel's two bytes as one little-endian 16-bit lane: this position's byte goes into the
-  // half `lane % 2`, the partner's half is kept (or zeroed, alone), 8 channels a vector.
+  // half `lane % 2`, the partner's half is kept, 8 channels a vector.
   const hn::CappedTag<uint8_t, 8> d8;
   const hn::Rebind<uint16_t, decltype(d8)> d16;
   const size_t padded = I8ValuePairBytes(dk) / 2;
   uint16_t* HWY_RESTRICT pair =
       reinterpret_cast<uint16_t*>(panel + lane / 2 * I8ValuePairBytes(dk));
-  const auto keep = hn::Set(d16, alone ? 0 : lane % 2 == 0 ? 0xFF00 : 0x00FF);
+  const auto keep = hn::Set(d16, lane % 2 == 0 ? 0xFF00 : 0x00FF);
   const I8RowScale s = I8RowScaleOfMax(CombineAbsMax(0.0f, v, dk));
   for (size_t c0 = 0; c0 < padded; c0 += kMaxI8RotationBlock) {
     const size_t n = HWY_MIN(kMaxI8RotationBlock, padded - c0);
@@ -215,6 +215,14 @@ HWY_INLINE void ZeroI8KeysFrom(size_t dk, size_t lane, uint8_t* HWY_RESTRICT pan
   FillRowTails(panel, I8Groups(dk), kI8KeyGroupBytes, lane * 4, kI8KeyGroupBytes, 0x8080);
   FillRowTails(panel + I8Groups(dk) * kI8KeyGroupBytes, 1, kI8KeyGroupBytes, lane * 4,
                kI8KeyGroupBytes, 0);
+}
+
+// Value `lane` (odd) of a panel, past the last stored position: zero bytes of scale zero, as
+// the pair's even position is multiplied with them.
+HWY_INLINE void ZeroI8ValuePartner(size_t dk, size_t lane, uint8_t* HWY_RESTRICT panel) {
+  uint8_t* HWY_RESTRICT pair = panel + lane / 2 * I8ValuePairBytes(dk);
+  for (size_t c = 0; c < I8ValuePairBytes(dk) / 2; ++c) pair[2 * c + 1] = 0;
+  memset(panel + I8ValueScalesOffset(dk) + lane * sizeof(float), 0, sizeof(float));
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

@@ -542,6 +542,18 @@ void CheckI8PackMatchesModel(const simd::AttentionKernel& kernel) {
         ASSERT_EQ(values[b], want.values[b]) << "value byte " << b;
       }
     }
+    // A call with an odd stored count (41) that does not pack slot 40: slot 41, past the stored
+    // ones and the partner that slot 40's value is read with, goes to zeros of scale zero.
+    kernel.pack(k.data() + 10 * ld, ld, v.data() + 10 * ld, ld, 10, 1, 41, dk, keys.data(),
+                values.data());
+    const uint8_t* pair = values.data() + 40 / 2 * simd::I8ValuePairBytes(dk);
+    for (size_t c = 0; c < simd::I8ValuePairBytes(dk) / 2; ++c) {
+      ASSERT_EQ(pair[2 * c + 1], 0) << "slot 41's byte of channel " << c;
+    }
+    float scale41;
+    std::memcpy(&scale41, values.data() + simd::I8ValueScalesOffset(dk) + 41 * sizeof(float),
+                sizeof(float));
+    EXPECT_EQ(scale41, 0.0f);
   }
 }
 
