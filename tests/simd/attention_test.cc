@@ -308,6 +308,115 @@ void CheckAttentionWindowSkipsEarlyTiles(const simd::AttentionKernel& kernel) {
   ASSERT_EQ(0, std::memcmp(out.data(), with_nan.data(), out.size() * sizeof(float)));
 }
 
+// Tiles masked by the additive mask are skipped per block of rows: the first rows' keys
+// [0, 256) all -inf (a whole tile for the first block or blocks), the later rows' visible,
+// so that a block must test its own rows' mask.
+void CheckAttentionAdditiveMaskedTilesPerBlock(const simd::AttentionKernel& kernel) {
+  const size_t lq = 16, lk = 300, dk = 17;
+  AttentionHead head(kernel, lq, lk, dk, 95);
+  std::vector<float> mask = AdditiveMask(lq, lk, 96);
+  for (size_t i = 0; i < lq / 2; ++i) {
+    std::fill_n(mask.begin() + i * (lk + 1), simd::kAttentionKeyTile, -HUGE_VALF);
+  }
+  simd::AttentionHeadArgs args = head.Args(nullptr);
+  args.mask.additive = mask.data();
+  args.mask.ld_additive = lk + 1;
+  args.ldw = lk + 1;
+  CheckAgainstReference(head, args, {}, [](size_t, size_t) { return true; }, 0,
+                        /*compare_unsplit=*/false);
+}
+
+// A row poisoned by one NaN score (an additive NaN; the row's maximum is finite) is NaN, and so
+// are all its weights, the keys its mask removes and those past the causal limit included; the
+// other rows are untouched.
+void CheckAttentionPoisonedRowWeights(const simd::AttentionKernel& kernel) {
+  for (size_t lk : {17, 300}) {
+    const size_t lq = 4, dk = 8;
+    AttentionHead head(kernel, lq, lk, dk, 97);
+    std::vector<float> mask(lq * (lk + 1), 0.0f);
+    mask[1 * (lk + 1) + 0] = NAN;                        // row 1: key 0's score NaN
+    std::vector<float> out(lq * head.ld), weights(lq * lk, -3.0f);
+    simd::AttentionHeadArgs args = head.Args(out.data());
+    args.mask.additive = mask.data();
+    args.mask.ld_additive = lk + 1;
+    args.mask.causal = true;
+    args.weights = weights.data();
+    args.ldw = lk;
+    head.Run(args, {});
+    for (size_t i = 0; i < lq; ++i) {
+      for (size_t c = 0; c < dk; ++c) {
+        EXPECT_EQ(std::isnan(out[i * head.ld + c]), i == 1) << "lk=" << lk << " row " << i;
+      }
+      for (size_t j = 0; j < lk; ++j) {
+        const float w = weights[i * lk + j];
+        if (i == 1) {
+          ASSERT_TRUE(std::isnan(w)) << "lk=" << lk << " weight " << j;
+        } else {
+          ASSERT_TRUE(std::isfinite(w)) << "lk=" << lk << " row " << i << " weight " << j;
+          if (j > i) {
+            ASSERT_EQ(w, 0.0f) << "lk=" << lk << " row " << i << " weight " << j;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Softmax is shift-invariant: an additive mask of one constant far below zero (every score
+// under 2^-126 once exponentiated) changes outputs and weights by its rounding only. Scores near
+// -200 log2(e) = -288.5 round to 2^-15, so each exponential moves by a factor within
+// 2^(+-2^-15), a weight (over its sum) by 4.3e-5 of itself and an output by that of max |v|.
+void CheckAttentionShiftInvariant(const simd::AttentionKernel& kernel) {
+  for (size_t lk : {17, 300}) {
+    const size_t lq = 3, dk = 17;
+    AttentionHead head(kernel, lq, lk, dk, 99);
+    std::vector<float> out(lq * head.ld), shifted(lq * head.ld);
+    std::vector<float> weights(lq * lk), shifted_weights(lq * lk);
+    simd::AttentionHeadArgs args = head.Args(out.data());
+    args.weights = weights.data();
+    args.ldw = lk;
+    head.Run(args, {});
+    const std::vector<float> mask(lq * lk, -200.0f);
+    args.mask.additive = mask.data();
+    args.mask.ld_additive = lk;
+    args.out = shifted.data();
+    args.weights = shifted_weights.data();
+    head.Run(args, {});
+    float v_max = 0.0f;
+    for (float x : head.v) v_max = std::max(v_max, std::fabs(x));
+    const float bound = 5e-5f;  // 4.3e-5 and the unshifted call's own rounding
+    for (size_t i = 0; i < lq; ++i) {
+      for (size_t c = 0; c < dk; ++c) {
+        ASSERT_NEAR(shifted[i * head.ld + c], out[i * head.ld + c], bound * v_max)
+            << "lk=" << lk << " row " << i << " col " << c;
+      }
+      for (size_t j = 0; j < lk; ++j) {
+        const float w = weights[i * lk + j];
+        ASSERT_NEAR(shifted_weights[i * lk + j], w, bound * w + 1e-9f)
+            << "lk=" << lk << " row " << i << " weight " << j;
+      }
+    }
+  }
+}
+
+// A padded key's score is -inf even when it is NaN (its key holds NaN): the row stays finite.
+void CheckAttentionPaddingHidesNaN(const simd::AttentionKernel& kernel) {
+  for (size_t lk : {17, 300}) {
+    AttentionHead head(kernel, 5, lk, 8, 101);
+    std::vector<float> key_bias(lk, 0.0f);
+    for (size_t j : {size_t{3}, lk - 1}) {
+      key_bias[j] = -HUGE_VALF;
+      head.k[j * head.ld + 1] = NAN;
+    }
+    simd::AttentionHeadArgs args = head.Args(nullptr);
+    args.mask.key_padding = key_bias.data();
+    args.ldw = lk + 1;
+    const auto sees = [&](size_t, size_t j) { return j != 3 && j != lk - 1; };
+    CheckAgainstReference(head, args, {2}, sees, 0, /*compare_unsplit=*/false);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
 // The fp32 layout, written plainly: position p's channel c at lane p % 64 of row c of key panel
 // p / 64, zeros in the lanes past `stored`; value rows, then a zeroed tail.
 struct F32Layout {
@@ -376,6 +485,18 @@ TEST_P(AttentionTest, TestAttentionCausalSkipsMaskedKeys) {
 TEST_P(AttentionTest, TestAttentionStepMath) { ForEachKernel(GetParam(), CheckAttentionStepMath); }
 TEST_P(AttentionTest, TestAttentionWindowSkipsEarlyTiles) {
   ForEachKernel(GetParam(), CheckAttentionWindowSkipsEarlyTiles);
+}
+TEST_P(AttentionTest, TestAttentionAdditiveMaskedTilesPerBlock) {
+  ForEachKernel(GetParam(), CheckAttentionAdditiveMaskedTilesPerBlock);
+}
+TEST_P(AttentionTest, TestAttentionPoisonedRowWeights) {
+  ForEachKernel(GetParam(), CheckAttentionPoisonedRowWeights);
+}
+TEST_P(AttentionTest, TestAttentionShiftInvariant) {
+  ForEachKernel(GetParam(), CheckAttentionShiftInvariant);
+}
+TEST_P(AttentionTest, TestAttentionPaddingHidesNaN) {
+  ForEachKernel(GetParam(), CheckAttentionPaddingHidesNaN);
 }
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(AttentionTest);
 }  // namespace edgeattn
