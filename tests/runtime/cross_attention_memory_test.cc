@@ -116,6 +116,26 @@ TEST(CrossAttentionMemoryTest, DefaultItemsAndInPlaceOutput) {
   EXPECT_EQ(0, std::memcmp(broadcast.data(), want.data(), n * d * sizeof(float)));
 }
 
+// A windowed operator's window does not apply over a memory (its frames have no decoder
+// positions): DecodeCross gives what the same weights give without a window.
+TEST(CrossAttentionMemoryTest, WindowDoesNotApplyToTheMemory) {
+  const std::size_t d = 32, frames = 40, n = 3;
+  const GqaModel model(d, 4, 2, 5);
+  Config windowed = model.config;
+  windowed.math.window = 4;
+  const MultiheadAttention plain(model.config, model.view()), mha(windowed, model.view());
+  const std::vector<float> encoder = RandomNormal(2 * frames * d, 1);
+  const std::vector<float> query = RandomNormal(2 * n * d, 2);
+  std::vector<float> got(query.size()), want(query.size());
+  Context context(2);
+  plain.Forward(context, {query.data(), 2, n, d}, {encoder.data(), 2, frames, d},
+                {encoder.data(), 2, frames, d}, {want.data(), 2, n, d});
+  CrossAttentionMemory memory(mha, frames, 2);
+  mha.ProjectMemory(context, {encoder.data(), 2, frames, d}, memory);
+  mha.DecodeCross(context, {query.data(), 2, n, d}, memory, {got.data(), 2, n, d});
+  EXPECT_EQ(got, want);
+}
+
 // A memory projected again holds the new encoder output only, shorter ones included.
 TEST(CrossAttentionMemoryTest, ProjectingAgainReplacesTheOutput) {
   const std::size_t d = 16;
@@ -218,6 +238,13 @@ TEST(CrossAttentionMemoryTest, RejectsHostileArguments) {
       },
       {"query.batch: expected the memory's batch 2 (or memory_items naming an item per "
        "query item), got 3"});
+  // Fewer query items than the memory's are refused too (item 0 alone would read item 0).
+  ExpectError(
+      [&] {
+        mha.DecodeCross(context, {x.data(), 1, 1, d}, memory, {out.data(), 1, 1, d});
+      },
+      {"query.batch: expected the memory's batch 2 (or memory_items naming an item per "
+       "query item), got 1"});
   ExpectError(
       [&] {
         mha.DecodeCross(context, {x.data(), 1, 1, 16}, memory, {out.data(), 1, 1, 16});

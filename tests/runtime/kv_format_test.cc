@@ -336,6 +336,32 @@ TEST(KvFormatTest, ConfigChoosesTheForwardKernel) {
               {"Config.kv_format", "kFp32, kBf16, kFp16, kInt8 or kAuto", "got 7"});
 }
 
+// In a ragged batch, the refused key's position is its own sequence's: item 1, one position
+// cached, overflows at position 1 (item 0 holds 3).
+TEST(KvFormatTest, Fp16OverflowNamesTheItemsOwnPosition) {
+  const std::size_t d = 32;
+  GqaModel model(d, 2, 2, 170);
+  Config config = model.config;
+  config.kv_format = KvFormat::kFp16;
+  const MultiheadAttention mha(config, model.view());
+  const std::vector<float> x = RandomNormal(2 * 3 * d, 171);
+  std::vector<float> out(x.size());
+  Context context(1);
+  KvCache cache(mha, 16, 2);
+  const std::size_t prompt[2] = {3, 1};
+  mha.Decode(context, {x.data(), 2, 3, d}, cache, {out.data(), 2, 3, d}, {prompt, 2});
+  std::vector<float> bad(x.begin(), x.begin() + 2 * d);
+  bad[d + 7] = 3.0e9f;  // item 1's row: every projected key far past 65504
+  const std::size_t one[2] = {1, 1};
+  ExpectError(
+      [&] {
+        mha.Decode(context, {bad.data(), 2, 1, d}, cache, {out.data(), 2, 1, d}, {one, 2});
+      },
+      {"x: the projected key of batch item 1 at position 1", "65504"});
+  EXPECT_EQ(cache.length(0), 3u);
+  EXPECT_EQ(cache.length(1), 1u);
+}
+
 // A forward call or decode step whose projected keys or values fp16 cannot hold is refused with
 // the position, head column and value; the cache keeps its length and contents.
 TEST(KvFormatTest, Fp16OverflowIsRefused) {

@@ -53,6 +53,21 @@ TEST(WindowedRingTest, WindowedDecodeOf4096StepsKeepsTheWindow) {
   EXPECT_EQ(cache.bytes(), bytes);
 }
 
+// A ring's slots: the window plus 63, rounded up to a multiple of 64, or max_length if smaller.
+TEST(WindowedRingTest, RingSlotsAreTheWindowPlus63RoundedUpTo64) {
+  const std::size_t d = 32;
+  const std::size_t cases[][3] = {{1, 1000, 64},   {2, 1000, 128},  {64, 1000, 128},
+                                  {65, 1000, 128}, {66, 1000, 192}, {129, 1000, 192},
+                                  {130, 1000, 256}, {65, 100, 100}};
+  for (const auto& c : cases) {
+    AttentionMath math;
+    math.window = c[0];
+    const MathModel model(math, false, d, 2);
+    const MultiheadAttention mha(model.config(Precision::kFp32), model.view());
+    EXPECT_EQ(KvCache(mha, c[1], 1).slots(), c[2]) << "window " << c[0] << " max_length " << c[1];
+  }
+}
+
 // A window of 100 positions: its cache is a ring of 192 slots, taking steps of up to 93
 // positions once full; 600 positions of input.
 struct WindowOf100 {
@@ -94,6 +109,105 @@ TEST(WindowedRingTest, WindowedTruncateRollsBackWithinTheRing) {
         mha.Decode(context, {x.data(), 1, 94, d}, cache, {out.data(), 1, 94, d});
       },
       {"x.length", "at most 93", "got 94"});
+}
+
+// The earliest rollback is exactly the window before the oldest position the ring holds (267
+// here), and a step taken after a rollback never brings back what the ring lost: the limit stays.
+TEST(WindowedRingTest, TruncateLimitIsExactAndOnlyRises) {
+  const WindowOf100 w;
+  const std::size_t d = WindowOf100::kD;
+  const MultiheadAttention& mha = w.mha;
+  const std::vector<float>& x = w.x;
+  Context context(1);
+  std::vector<float> out(93 * d);
+  const auto fill = [&](KvCache& cache) {  // holds positions 168..359
+    for (std::size_t first = 0; first < 360; first += 90) {
+      mha.Decode(context, {x.data() + first * d, 1, 90, d}, cache, {out.data(), 1, 90, d});
+    }
+  };
+  KvCache cache(mha, 600, 1);
+  fill(cache);
+  ExpectError([&] { cache.Truncate(266); }, {"length", "at least 267", "ring of 192 slots"});
+  EXPECT_EQ(cache.length(), 360u);
+  cache.Truncate(267);  // the step from 267 sees 168..267
+  std::vector<float> got(93 * d);
+  mha.Decode(context, {x.data() + 267 * d, 1, 93, d}, cache, {got.data(), 1, 93, d});
+  const std::vector<float> full = CausalForward(mha, x, 1, 600, d);
+  const std::vector<float> want = Rows(full, d, 267, 93);
+  EXPECT_LE(MaxAbsDiff(got, want), 256 * kFloatEps * (1.0 + MaxAbs(want)));
+
+  // Rolled back to 300, one step to 301 overwrites nothing older: the ring still starts at 168.
+  KvCache again(mha, 600, 1);
+  fill(again);
+  again.Truncate(300);
+  mha.Decode(context, {x.data() + 300 * d, 1, 1, d}, again, {out.data(), 1, 1, d});
+  ExpectError([&] { again.Truncate(250); }, {"length", "at least 267", "ring of 192 slots"});
+  EXPECT_EQ(again.length(), 301u);
+}
+
+// A step that does not reach the ring's last slot, in a ring that has wrapped: the slots after it
+// still hold positions its first rows see (a step of 93 from 256 writes slots 64..156, and its
+// first row sees position 157 in slot 157). 600 positions in steps of up to 93.
+TEST(WindowedRingTest, StepInsideAWrappedRingKeepsTheSlotsAfterIt) {
+  const WindowOf100 w;
+  const std::size_t d = WindowOf100::kD;
+  const std::vector<float> full = CausalForward(w.mha, w.x, 1, 600, d);
+  Context context(1);
+  KvCache cache(w.mha, 600, 1);
+  std::vector<float> out(93 * d);
+  std::size_t first = 0;
+  for (std::size_t n : {90, 90, 76, 93, 93, 93, 65}) {
+    out.resize(n * d);
+    w.mha.Decode(context, {w.x.data() + first * d, 1, n, d}, cache, {out.data(), 1, n, d});
+    const std::vector<float> want = Rows(full, d, first, n);
+    ASSERT_LE(MaxAbsDiff(out, want), 256 * kFloatEps * (1.0 + MaxAbs(want))) << "step at " << first;
+    first += n;
+  }
+  EXPECT_EQ(cache.length(), 600u);
+}
+
+// Clear starts every ring again, as a fresh cache: a rollback within the new positions is
+// allowed, and the steps after it give what a fresh cache gives.
+TEST(WindowedRingTest, ClearedWrappedRingStartsAgain) {
+  const WindowOf100 w;
+  const std::size_t d = WindowOf100::kD;
+  Context context(1);
+  KvCache cache(w.mha, 600, 1), fresh(w.mha, 600, 1);
+  std::vector<float> out(90 * d), got(30 * d), want(30 * d);
+  for (std::size_t first = 0; first < 360; first += 90) {  // wrapped: holds 168..359
+    w.mha.Decode(context, {w.x.data() + first * d, 1, 90, d}, cache, {out.data(), 1, 90, d});
+  }
+  cache.Clear();
+  EXPECT_EQ(cache.length(), 0u);
+  for (KvCache* c : {&cache, &fresh}) {
+    w.mha.Decode(context, {w.x.data(), 1, 90, d}, *c, {out.data(), 1, 90, d});
+    c->Truncate(50);
+  }
+  w.mha.Decode(context, {w.x.data() + 50 * d, 1, 30, d}, cache, {got.data(), 1, 30, d});
+  w.mha.Decode(context, {w.x.data() + 50 * d, 1, 30, d}, fresh, {want.data(), 1, 30, d});
+  EXPECT_EQ(got, want);
+}
+
+// Reorder moves what each ring still holds with its sequence: a short sequence that becomes a
+// copy of a wrapped one can no longer roll back past that ring's window.
+TEST(WindowedRingTest, ReorderedSequenceTakesTheRingsLimit) {
+  const WindowOf100 w;
+  const std::size_t d = WindowOf100::kD;
+  Context context(1);
+  KvCache cache(w.mha, 600, 2);
+  std::vector<float> in(2 * 90 * d), out(2 * 90 * d);
+  for (std::size_t step = 0; step < 4; ++step) {  // sequence 0: 360 positions, sequence 1: 10
+    const std::size_t lengths[2] = {90, step == 0 ? std::size_t{10} : 0};
+    std::memcpy(in.data(), w.x.data() + step * 90 * d, 90 * d * sizeof(float));
+    w.mha.Decode(context, {in.data(), 2, 90, d}, cache, {out.data(), 2, 90, d}, {lengths, 2});
+  }
+  const std::size_t indices[2] = {0, 0};
+  cache.Reorder({indices, 2});
+  ASSERT_EQ(cache.length(1), 360u);
+  const std::size_t far[2] = {360, 266};
+  ExpectError([&] { cache.Truncate({far, 2}); },
+              {"lengths[1]", "at least 267", "ring of 192 slots"});
+  EXPECT_EQ(cache.length(1), 360u);
 }
 
 // An application executor of two workers (one is run inline, never through it) that throws
@@ -275,6 +389,15 @@ TEST(WindowedRingTest, WrappedRingTruncatedToNothingStartsAgain) {
   EXPECT_EQ(cache.length(0), 0u);
   EXPECT_EQ(cache.length(1), 154u);
   ExpectError([&] { cache.Truncate(5); }, {"length: expected at least"});
+  // Sequence 0, truncated to nothing per sequence, started again too: it rolls back within its
+  // new positions while sequence 1 keeps its length.
+  const std::size_t steps[] = {20, 0};
+  std::vector<float> step(2 * 20 * d), out(2 * 20 * d);
+  mha.Decode(context, {step.data(), 2, 20, d}, cache, {out.data(), 2, 20, d}, {steps, 2});
+  const std::size_t back[] = {10, 154};
+  cache.Truncate({back, 2});
+  EXPECT_EQ(cache.length(0), 10u);
+  EXPECT_EQ(cache.length(1), 154u);
 }
 
 // A windowed cache whose slots hold its max_length never wraps: it serves an operator with no
