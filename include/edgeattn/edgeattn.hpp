@@ -477,10 +477,11 @@ class EDGEATTN_API MultiheadAttention {
   // Cross-attention against a projected memory: query [B, n, d] -> out [B, n, d], equal to
   // Forward(query, E, E, out) over the encoder output E the memory was projected from (with its
   // key lengths); a sliding window does not apply, as encoder frames have no positions in the
-  // decoder's sequence (a windowed operator's Forward would window them). Query item b reads memory item memory_items[b] (one value per query item,
-  // each < memory.batch(): beams of one utterance share its item); without memory_items, item b
-  // reads item b when B == memory.batch(), or item 0 when the memory holds one item. out may
-  // alias query; refused: out over memory_items.
+  // decoder's sequence (a windowed operator's Forward would window them). Query item b reads
+  // memory item memory_items[b] (one value per query item, each < memory.batch(): beams of one
+  // utterance share its item); without memory_items, item b reads item b when
+  // B == memory.batch(), or item 0 when the memory holds one item. out may alias query; refused:
+  // out over memory_items.
   void DecodeCross(Context& context, ConstTensor query, const CrossAttentionMemory& memory,
                    Tensor out, Span<const std::size_t> memory_items = {}) const;
 
