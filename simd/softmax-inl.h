@@ -153,7 +153,8 @@ HWY_INLINE hn::Vec<RowTag> Exp2ShiftSumF32(float* HWY_RESTRICT x, size_t n, floa
   return hn::Add(sum0, sum1);
 }
 
-// x[i] = cap * tanh(x[i] / cap) for i < n (logit soft-capping); cap > 0. -inf stays -inf.
+// x[i] = cap * tanh(x[i] / cap) for i < n (logit soft-capping); cap > 0. An overflowed score of
+// -inf becomes -cap and +inf becomes cap, as in the reference (the masks come after the cap).
 HWY_INLINE void SoftcapRowF32(float* HWY_RESTRICT x, size_t n, float cap) {
   const RowTag d;
   const auto vcap = hn::Set(d, cap);
