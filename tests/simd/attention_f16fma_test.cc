@@ -154,6 +154,42 @@ void TestF16FmaOverflowFallsBackToF32(int64_t target) {
   for (size_t ch = 0; ch < c.dk; ++ch) EXPECT_TRUE(std::isfinite(out[2 * h.ld + ch]));
 }
 
+// Scores whose fp16 chunk sums overflow to -inf are not taken as masked: they take the fp32
+// sums as +inf ones do. Base-2 products of -40000 and -30000 (key 7) or -40000 (the others) in
+// two channels: every fp16 sum is -inf, the fp32 scores put all the weight on key 7.
+void TestF16FmaNegativeOverflowFallsBackToF32(int64_t target) {
+  EDGEATTN_KERNEL_OR_SKIP(target, kernel);
+  const CoreCase c = MakeCase(1, 40, 17);
+  CoreHead h(*kernel, c, HeadLayout());
+  const float big = 40000.0f / (h.scale * kLog2e);
+  for (size_t ch = 0; ch < c.dk; ++ch) h.q[ch] = ch < 2 ? big : 0.0f;
+  for (size_t j = 0; j < c.lk; ++j) {
+    h.k[j * h.ld + 0] = -1.0f;
+    h.k[j * h.ld + 1] = j == 7 ? -0.75f : -1.0f;
+  }
+  std::vector<float> out(c.lq * h.ld);
+  h.Run(h.Args(out.data(), nullptr), {});
+  for (size_t ch = 0; ch < c.dk; ++ch) {
+    const double want = RoundF16(h.v[7 * h.ld + ch]);
+    EXPECT_NEAR(out[ch], want, 8 * kFloatEps * std::fabs(want)) << "key 7 only, channel " << ch;
+  }
+}
+
+// A P V fallback in a row's second key tile adds to what the first tile accumulated. A zero
+// query weights all 300 keys 1 (exact in fp16); channel 5 holds 512 in the first tile (fp16
+// chunk sums of 64 x 512, exact) and 30000 in the second (a chunk past 65504: the fp32 sum).
+void TestF16FmaOverflowInSecondTileKeepsFirstTile(int64_t target) {
+  EDGEATTN_KERNEL_OR_SKIP(target, kernel);
+  const CoreCase c = MakeCase(1, 300, 17);
+  CoreHead h(*kernel, c, HeadLayout());
+  for (size_t ch = 0; ch < c.dk; ++ch) h.q[ch] = 0.0f;
+  for (size_t j = 0; j < c.lk; ++j) h.v[j * h.ld + 5] = j < 256 ? 512.0f : 30000.0f;
+  std::vector<float> out(c.lq * h.ld);
+  h.Run(h.Args(out.data(), nullptr), {});
+  const double want = (256 * 512.0 + 44 * 30000.0) / 300.0;
+  EXPECT_NEAR(out[5], want, 8 * kFloatEps * want);
+}
+
 // The largest sum over channels of |q k| in base-2 units of a query row against any key.
 double MaxAbsProducts(const CoreHead& h, size_t row) {
   double most = 0.0;
@@ -253,6 +289,12 @@ TEST_P(AttentionF16FmaTest, TestF16FmaListed) { TestF16FmaListed(GetParam()); }
 TEST_P(AttentionF16FmaTest, TestF16FmaSizes) { TestF16FmaSizes(GetParam()); }
 TEST_P(AttentionF16FmaTest, TestF16FmaOverflowFallsBackToF32) {
   TestF16FmaOverflowFallsBackToF32(GetParam());
+}
+TEST_P(AttentionF16FmaTest, TestF16FmaNegativeOverflowFallsBackToF32) {
+  TestF16FmaNegativeOverflowFallsBackToF32(GetParam());
+}
+TEST_P(AttentionF16FmaTest, TestF16FmaOverflowInSecondTileKeepsFirstTile) {
+  TestF16FmaOverflowInSecondTileKeepsFirstTile(GetParam());
 }
 TEST_P(AttentionF16FmaTest, TestF16FmaQueryPastFp16Range) {
   TestF16FmaQueryPastFp16Range(GetParam());
