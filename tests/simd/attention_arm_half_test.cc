@@ -26,6 +26,7 @@ namespace edgeattn {
 namespace {
 
 using testing_support::CoreCase;
+using testing_support::CoreHead;
 using testing_support::CoreModel;
 using testing_support::ForEachSize;
 using testing_support::HeadLayout;
@@ -182,6 +183,31 @@ void CheckNonFinite(const Variant& /*var*/, const simd::AttentionKernel& kernel)
   testing_support::CheckNonFinite(kernel, 70, 17, 77, kLayout);
 }
 
+// An infinity just past what a tile may read stays out of it (0 x inf is NaN): Q K^T's last,
+// partial channel step reads no key row past dk (in the key panels, the next panel's channel 0:
+// key 64 here), P V's no value row past the block's last visible key (offset + 3). dk from 1 to
+// 9 and that key count from 104 to 112 end the steps at every lane of a pair and of an 8-lane
+// chunk. The queries' channel 0 is negative: key 64 scores -inf, which only removes it.
+void CheckNeighbourInfinity(const Variant& /*var*/, const simd::AttentionKernel& kernel) {
+  for (size_t dk = 1; dk <= 9; ++dk) {
+    CoreCase c = MakeCase(3, 128, dk, 6000 + dk);
+    c.causal = true;
+    c.offset = 100 + dk;
+    CoreHead h(kernel, c, kLayout);
+    for (size_t i = 0; i < h.lq; ++i) h.q[i * h.ld] = -1.0f - std::fabs(h.q[i * h.ld]);
+    h.k[64 * h.ld] = HUGE_VALF;
+    h.v[(c.offset + 3) * h.ld] = HUGE_VALF;  // the first key no row sees
+    std::vector<float> out(h.lq * h.ld);
+    h.Run(h.Args(out.data(), nullptr), {});
+    for (size_t i = 0; i < h.lq; ++i) {
+      for (size_t ch = 0; ch < dk; ++ch) {
+        ASSERT_TRUE(std::isfinite(out[i * h.ld + ch]))
+            << "dk " << dk << " row " << i << " ch " << ch;
+      }
+    }
+  }
+}
+
 void TestArmHalfAccuracyBound(int64_t target) {
   const char* target_name = hwy::TargetName(target);
   ForEachVariant([target_name](const Variant& /*var*/, const simd::AttentionKernel& kernel) {
@@ -197,6 +223,9 @@ TEST_P(AttentionArmHalfTest, TestArmHalfListed) { TestArmHalfListed(GetParam());
 TEST_P(AttentionArmHalfTest, TestArmHalfSizes) { ForEachVariant(CheckSizes); }
 TEST_P(AttentionArmHalfTest, TestArmHalfMasks) { ForEachVariant(CheckMasks); }
 TEST_P(AttentionArmHalfTest, TestArmHalfNonFinite) { ForEachVariant(CheckNonFinite); }
+TEST_P(AttentionArmHalfTest, TestArmHalfNeighbourInfinity) {
+  ForEachVariant(CheckNeighbourInfinity);
+}
 TEST_P(AttentionArmHalfTest, TestArmHalfAccuracyBound) { TestArmHalfAccuracyBound(GetParam()); }
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(AttentionArmHalfTest);
 }  // namespace edgeattn

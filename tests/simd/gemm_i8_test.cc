@@ -365,6 +365,26 @@ void TestEveryKernelExtremeValues(int64_t target) {
   }
 }
 
+// Single blocks just past the NEON kernel's float-bias limit (kMaxBiasedGroups: 63 groups of 4,
+// |sum| <= 2^22): 65, 127 and 257 groups of extreme values, whose sums (up to 2^24) are exact
+// only when converted; a limit set a few groups too high takes them through the bias, which
+// returns other bits. (TestEveryKernelExtremeValues stops at 64 groups, still exact either way.)
+void TestEveryKernelLongBlocksPastBias(int64_t target) {
+  const TargetFacts facts = testing_support::FactsOf(target);
+  for (size_t block : {size_t{260}, size_t{508}, size_t{1028}}) {
+    for (int8_t xv : {int8_t{127}, int8_t{-128}}) {
+      const size_t m = 3, n = 64, k = block;
+      const Qd8Rows a(m, k, block, std::vector<int8_t>(m * k, xv), 11);
+      const Qc8Weights w = MakeWeights(n, std::vector<int8_t>(n * k, int8_t{-128}), false);
+      const std::vector<float> want = ScalarC(facts, a, w);
+      for (const simd::ProjectionKernel* kernel : Int8Kernels()) {
+        CheckKernel(*kernel, a, w, want);
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
 // Rows x (m x k) quantized by QuantizeRowsI8 in the form `bytes`, with outlier extraction.
 Qd8Rows QuantizeWithOutliers(const std::vector<float>& x, size_t m, size_t k, size_t block,
                              simd::QuantizedBytes bytes) {
@@ -475,6 +495,9 @@ TEST_P(GemmI8Test, TestQuantizeNonFiniteBlocks) { TestQuantizeNonFiniteBlocks(Ge
 TEST_P(GemmI8Test, TestListsTheKernelsThisCpuRuns) { TestListsTheKernelsThisCpuRuns(GetParam()); }
 TEST_P(GemmI8Test, TestEveryKernelMatchesScalar) { TestEveryKernelMatchesScalar(GetParam()); }
 TEST_P(GemmI8Test, TestEveryKernelExtremeValues) { TestEveryKernelExtremeValues(GetParam()); }
+TEST_P(GemmI8Test, TestEveryKernelLongBlocksPastBias) {
+  TestEveryKernelLongBlocksPastBias(GetParam());
+}
 TEST_P(GemmI8Test, TestEveryKernelAddsOutliers) { TestEveryKernelAddsOutliers(GetParam()); }
 TEST_P(GemmI8Test, TestOutlierSelection) { TestOutlierSelection(GetParam()); }
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GemmI8Test);
