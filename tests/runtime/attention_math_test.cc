@@ -168,6 +168,33 @@ TEST(AttentionMathTest, EachFeatureChangesTheOutput) {
   }
 }
 
+// qk_norm's eps against the reference where it matters: at 4 it is larger than the heads' mean
+// square, which the MathCases' 1e-5 is not (dropping eps there moves the output by less than the
+// tolerance).
+TEST(AttentionMathTest, LargeQkNormEpsMatchesReference) {
+  constexpr std::size_t kLq = 9, kLk = 13, kD = 64;
+  AttentionMath math;
+  math.qk_norm = true;
+  math.qk_norm_eps = 4.0f;
+  const MathModel model(math, false);
+  const std::vector<float> q = RandomNormal(kLq * kD, 31);
+  const std::vector<float> kv = RandomNormal(kLk * kD, 32);
+  std::vector<float> ref(q.size()), out(q.size()), small_eps(q.size());
+  ReferenceForward(model.config(Precision::kFp32), model.view(), {q.data(), 1, kLq, kD},
+                   {kv.data(), 1, kLk, kD}, {kv.data(), 1, kLk, kD}, {ref.data(), 1, kLq, kD});
+  Context context(1);
+  MultiheadAttention(model.config(Precision::kFp32), model.view())
+      .Forward(context, {q.data(), 1, kLq, kD}, {kv.data(), 1, kLk, kD}, {kv.data(), 1, kLk, kD},
+               {out.data(), 1, kLq, kD});
+  EXPECT_LE(MaxAbsDiff(out, ref), 4.0 * (2 * kD + kLk) * kFloatEps * (1.0 + MaxAbs(ref)));
+  math.qk_norm_eps = 1e-5f;
+  const MathModel small(math, false);
+  MultiheadAttention(small.config(Precision::kFp32), small.view())
+      .Forward(context, {q.data(), 1, kLq, kD}, {kv.data(), 1, kLk, kD}, {kv.data(), 1, kLk, kD},
+               {small_eps.data(), 1, kLq, kD});
+  EXPECT_GT(MaxAbsDiff(out, small_eps), 1e-3);  // eps changes the output here
+}
+
 // Decoding step by step gives the causal forward's rows, with every feature on.
 void CheckDecode(const AttentionMath& math, bool sinks, Precision precision,
                  const std::vector<std::size_t>& steps) {

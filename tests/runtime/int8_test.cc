@@ -12,6 +12,7 @@
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/safetensors.hpp"
 #include "runtime/benchmark_case.h"
+#include "runtime/weight_quantizer.h"
 #include "tests/runtime/test_model.h"
 #include "tests/scratch_dir.h"
 #include "tests/test_support.h"
@@ -29,6 +30,29 @@ std::vector<float> Forward1(const MultiheadAttention& mha, const std::vector<flo
   Context context(1);
   mha.Forward(context, {x.data(), 1, seq, d}, {y.data(), 1, seq, d});
   return y;
+}
+
+// Per-channel weight quantization worked by hand: row 0's max |w| is 127, so its scale is 1 and
+// its values are w rounded to nearest, ties to even (the int8 accuracy tests compare cosines,
+// which a scale or rounding off by a step does not move); a zero row gets scale 0, a row with a
+// NaN a NaN scale and zeros.
+TEST(Int8Test, QuantizePerChannelByHand) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float w[] = {127.0f, -63.5f, 2.5f, 0.4f, -0.6f, 0.0f,   // scale 1
+                     -2.0f,  1.0f,   0.5f, 0.0f, 0.0f,  0.0f,   // scale 2 / 127
+                     0.0f,   0.0f,   0.0f, 0.0f, 0.0f,  0.0f,   // zeros
+                     1.0f,   nan,    2.0f, 0.0f, 0.0f,  0.0f};  // not finite
+  const QuantizedMatrix q = QuantizePerChannel(w, 4, 6);
+  const std::vector<std::int8_t> want = {127,  -64, 2,  0, -1, 0,  //
+                                         -127, 64,  32, 0, 0,  0,  // 63.5 and 31.75 rounded
+                                         0,    0,   0,  0, 0,  0,  //
+                                         0,    0,   0,  0, 0,  0};
+  EXPECT_EQ(q.values, want);
+  ASSERT_EQ(q.scales.size(), 4u);
+  EXPECT_EQ(q.scales[0], 1.0f);
+  EXPECT_EQ(q.scales[1], static_cast<float>(2.0 / 127.0));
+  EXPECT_EQ(q.scales[2], 0.0f);
+  EXPECT_TRUE(std::isnan(q.scales[3]));
 }
 
 MultiheadAttention Int8(const RandomModel& model, std::size_t block = kDefaultInt8Block) {

@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -20,6 +21,7 @@
 #include "edgeattn/edgeattn.hpp"
 #include "runtime/benchmark_case.h"
 #include "runtime/c_thread_pool.h"
+#include "runtime/parallel_for_items.h"
 #include "tests/address_limit.h"
 #include "tests/expect_error.h"
 
@@ -133,6 +135,70 @@ TEST(SchedulerTest, ExecutorsRunEveryWorkerOnce) {
   EXPECT_GE(MakeTbbExecutor(0)->workers(), 1u);
 #endif
   EXPECT_GE(MakeThreadPoolExecutor(0)->workers(), 1u);
+}
+
+// Runs its workers last first, so that each starts on its own share before worker 0 can help
+// with it (SerialExecutor's worker 0 runs first and takes every share).
+class ReverseExecutor final : public Executor {
+ public:
+  explicit ReverseExecutor(std::size_t workers) : workers_(workers) {}
+  std::size_t workers() const override { return workers_; }
+  void RunWorkers(WorkerFn fn) override {
+    for (std::size_t w = workers_; w-- > 0;) fn(w);
+  }
+
+ private:
+  std::size_t workers_;
+};
+
+// Every item exactly once, on a worker below the count, for item counts below, at and above the
+// worker count and worker counts on both sides of the helped-share limit (64).
+TEST(SchedulerTest, ParallelForItemsRunsEveryItemOnce) {
+  for (const std::size_t workers : {1, 2, 3, 7, 64, 65, 100, 256}) {
+    for (const std::size_t items : {0, 1, 2, 5, 63, 64, 65, 257, 1000}) {
+      SerialExecutor forward(workers);
+      ReverseExecutor reverse(workers);
+      for (Executor* executor : {static_cast<Executor*>(&forward),
+                                 static_cast<Executor*>(&reverse)}) {
+        SCOPED_TRACE(::testing::Message() << workers << " workers, " << items << " items");
+        std::vector<int> runs(items, 0);
+        bool worker_in_range = true;
+        ParallelForItems(*executor, workers, items, [&](std::size_t item, std::size_t worker) {
+          ++runs[item];
+          worker_in_range = worker_in_range && worker < workers;
+        });
+        EXPECT_TRUE(worker_in_range);
+        EXPECT_EQ(runs, std::vector<int>(items, 1));
+      }
+    }
+  }
+}
+
+// Past 64 workers each runs only its own share: a forward call there is still a one-worker
+// call's, bit for bit, fp32 and int8 (which counts the heads done per query chunk).
+TEST(SchedulerTest, ManyWorkersBeyondHelpedSharesMatchOne) {
+  const RandomModel model(64, 4, 31);
+  const std::vector<float> x = RandomActivations(2 * 130 * 64, 32);
+  for (Precision precision : {Precision::kFp32, Precision::kInt8}) {
+    Config config = model.config;
+    config.precision = precision;
+    const MultiheadAttention mha(config, model.view());
+    std::vector<float> expected(x.size()), got(x.size());
+    Context one(1);
+    mha.Forward(one, {x.data(), 2, 130, 64}, {expected.data(), 2, 130, 64});
+    for (const std::size_t workers : {65, 200}) {
+      SerialExecutor serial(workers);
+      ReverseExecutor reverse(workers);
+      for (Executor* executor : {static_cast<Executor*>(&serial),
+                                 static_cast<Executor*>(&reverse)}) {
+        Context context(*executor);
+        std::fill(got.begin(), got.end(), -1.0f);
+        mha.Forward(context, {x.data(), 2, 130, 64}, {got.data(), 2, 130, 64});
+        EXPECT_EQ(0, std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)))
+            << workers << " workers, " << (precision == Precision::kInt8 ? "int8" : "fp32");
+      }
+    }
+  }
 }
 
 // A small operator, 20 rows of input, and what a call from outside any pool gives for them.
