@@ -239,8 +239,11 @@ int main(void) {
               "zero length");
   check_error(edgeattn_forward(op, context, NULL, 1, 2, NULL, NULL, 0, y), "query.data",
               "null query");
-  check_error(edgeattn_forward(op, context, x, 1, 2, x, NULL, 2, y), "key and value",
+  check_error(edgeattn_forward(op, context, x, 1, 2, x, NULL, 2, y), "got only key",
               "key without value");
+  /* The other way round too, naming the one given: not taken as self-attention. */
+  check_error(edgeattn_forward(op, context, x, 1, 2, NULL, x, 2, y), "got only value",
+              "value without key");
   check_error(edgeattn_forward(NULL, context, x, 1, 2, NULL, NULL, 0, y), "op", "null operator");
   check_error(edgeattn_forward(op, NULL, x, 1, 2, NULL, NULL, 0, y), "context", "null context");
   check_error(edgeattn_forward(op, context, x, 1, 2, NULL, NULL, 0, NULL), "out.data", "null out");
@@ -443,6 +446,107 @@ int main(void) {
     check(stepped == NULL, "failed create leaves out NULL");
     check(edgeattn_kv_cache_bytes(NULL) == 0 && edgeattn_kv_cache_slots(NULL) == 0,
           "cache sizes of NULL");
+  }
+  {
+    /* Each forward option reaches the call as itself. key_lengths {1} with query_lengths {2}:
+     * both rows see key 0 only, head output v0 = (1, 0), so y = (1.5, -0.5) per row (taking
+     * the query lengths for the keys would give the plain row (a + 0.5, 0.5 - a)). */
+    edgeattn_forward_options options;
+    const size_t query_lengths[1] = {2}, key_lengths[1] = {1};
+    memset(&options, 0, sizeof options);
+    options.query_lengths = query_lengths;
+    options.key_lengths = key_lengths;
+    check(edgeattn_forward_ex(op, context, x, 1, 2, x, x, 2, y, &options) == EDGEATTN_OK,
+          "forward: key lengths");
+    check(fabs(y[0] - 1.5) < 1e-6 && fabs(y[1] + 0.5) < 1e-6 && fabs(y[2] - 1.5) < 1e-6 &&
+              fabs(y[3] + 0.5) < 1e-6,
+          "key lengths, not the query lengths, limit the keys");
+  }
+  {
+    /* Rotary positions: queries at 1 against keys at 1 rotate both alike (the plain scores);
+     * against keys at 0 the queries turn by 1 radian relative to the keys, and the output
+     * changes. key_positions must not be read from positions. */
+    edgeattn_config rotary = {2, 1, EDGEATTN_FP32, 0};
+    edgeattn_operator* rop = NULL;
+    edgeattn_forward_options options;
+    const size_t ones[2] = {1, 1}, zeros[2] = {0, 0};
+    float same[4], turned[4];
+    rotary.math.rotary = EDGEATTN_ROTARY_HALVES;
+    check(edgeattn_operator_create(&rotary, &weights, &rop) == EDGEATTN_OK, "create: rotary");
+    memset(&options, 0, sizeof options);
+    options.positions = ones;
+    options.positions_size = 2;
+    options.key_positions = ones;
+    options.key_positions_size = 2;
+    check(edgeattn_forward_ex(rop, context, x, 1, 2, x, x, 2, same, &options) == EDGEATTN_OK,
+          "forward: equal positions");
+    check(fabs(same[0] - (a + 0.5)) < 1e-5, "equal positions give the plain scores");
+    options.key_positions = zeros;
+    check(edgeattn_forward_ex(rop, context, x, 1, 2, x, x, 2, turned, &options) == EDGEATTN_OK,
+          "forward: key positions");
+    check(fabs(turned[0] - same[0]) > 1e-3, "key positions are the keys' own");
+    edgeattn_operator_destroy(rop);
+  }
+  {
+    /* Q/K RMS norm's epsilon is the caller's: 1 instead of the default 1e-6 scales q and k
+     * by 1 / sqrt(0.5 + 1) rather than 1 / sqrt(0.5), which changes the scores. */
+    edgeattn_config normed = {2, 1, EDGEATTN_FP32, 0};
+    edgeattn_weights with_norm = weights;
+    edgeattn_operator* nop = NULL;
+    const float unit[2] = {1, 1};
+    float fine[4], coarse[4];
+    with_norm.q_norm_weight = unit;
+    with_norm.q_norm_weight_size = 2;
+    with_norm.k_norm_weight = unit;
+    with_norm.k_norm_weight_size = 2;
+    normed.math.qk_norm = 1;
+    check(edgeattn_operator_create(&normed, &with_norm, &nop) == EDGEATTN_OK, "create: qk norm");
+    check(edgeattn_forward(nop, context, x, 1, 2, NULL, NULL, 0, fine) == EDGEATTN_OK,
+          "forward: qk norm");
+    edgeattn_operator_destroy(nop);
+    nop = NULL;
+    normed.math.qk_norm_eps = 1.0f;
+    check(edgeattn_operator_create(&normed, &with_norm, &nop) == EDGEATTN_OK,
+          "create: qk norm eps");
+    check(edgeattn_forward(nop, context, x, 1, 2, NULL, NULL, 0, coarse) == EDGEATTN_OK,
+          "forward: qk norm eps");
+    check(fabs(fine[0] - coarse[0]) > 1e-3, "qk_norm_eps is used");
+    edgeattn_operator_destroy(nop);
+  }
+  {
+    /* A kernel name of exactly 64 bytes is read whole (and is unknown), not refused as
+     * unterminated. */
+    edgeattn_config named = {2, 1, EDGEATTN_FP32, 0};
+    edgeattn_operator* none = NULL;
+    char longest[65];
+    memset(longest, 'x', 64);
+    longest[64] = '\0';
+    named.projection_kernel = longest;
+    check_error(edgeattn_operator_create(&named, &weights, &none), "kernels this CPU runs",
+                "64-byte kernel name");
+  }
+  {
+    edgeattn_kv_cache* cache = NULL;
+    check(edgeattn_kv_cache_create(op, 2, 1, &cache) == EDGEATTN_OK, "cache for item_length");
+    check_error(edgeattn_kv_cache_item_length(cache, 0, NULL), "length: expected a pointer",
+                "NULL length");
+    edgeattn_kv_cache_destroy(cache);
+  }
+  {
+    /* A load's kv_format sets the forward calls' K/V storage, as the config's does. */
+    unsigned char buf[1024];
+    const size_t size = layer_file(buf, eye3, eye, out_bias);
+    edgeattn_load_options options;
+    edgeattn_operator* loaded = NULL;
+    memset(&options, 0, sizeof options);
+    options.num_heads = 1;
+    options.prefix = "layers.0.self_attn.";
+    options.kv_format = EDGEATTN_KV_BF16;
+    check(edgeattn_operator_load_memory(buf, size, &options, &loaded) == EDGEATTN_OK,
+          "load: kv_format");
+    check(strncmp(edgeattn_operator_attention_kernel(loaded), "bf16kv_", 7) == 0,
+          "load: a bf16 K/V kernel");
+    edgeattn_operator_destroy(loaded);
   }
   {
     edgeattn_context* none = NULL;

@@ -179,6 +179,16 @@ static void check_bad_fields(void) {
   pool.workers = (size_t)-1;
   check_error(edgeattn_context_create_with_pool(&pool, &context), "edgeattn_thread_pool.workers",
               "huge worker count");
+  /* The bound is inclusive: 256 workers are a pool, 257 are not. */
+  pool.workers = 257;
+  check_error(edgeattn_context_create_with_pool(&pool, &context),
+              "edgeattn_thread_pool.workers: expected a count in [1, 256], got 257", "257 workers");
+  pool.workers = 256;
+  check(edgeattn_context_create_with_pool(&pool, &context) == EDGEATTN_OK &&
+            edgeattn_context_threads(context) == 256,
+        "256 workers");
+  edgeattn_context_destroy(context);
+  context = NULL;
   pool.workers = kWorkers;
   check_error(edgeattn_context_create_with_pool(&pool, NULL), "out: expected a pointer",
               "NULL out");

@@ -336,6 +336,29 @@ TEST(KvFormatTest, ConfigChoosesTheForwardKernel) {
               {"Config.kv_format", "kFp32, kBf16, kFp16, kInt8 or kAuto", "got 7"});
 }
 
+// The fp16 limit is its rounding's: a projected value of exactly 65520, the midpoint between
+// 65504 and 2^16, rounds to infinity and is refused; the float just below it rounds to 65504
+// and is stored.
+TEST(KvFormatTest, Fp16OverflowStartsAtTheRoundingMidpoint) {
+  const std::size_t d = 32;
+  GqaModel model(d, 2, 2, 170);
+  model.bv.assign(model.bv.size(), 0.0f);
+  for (std::size_t c = 0; c < d; ++c) model.wv[21 * d + c] = 0.0f;  // value column 21 = its bias
+  Config config = model.config;
+  config.kv_format = KvFormat::kFp16;
+  const std::vector<float> x = RandomNormal(4 * d, 171);
+  std::vector<float> y(x.size());
+  Context context(1);
+  model.bv[21] = 65520.0f;
+  const MultiheadAttention at(config, model.view());
+  ExpectError([&] { at.Forward(context, {x.data(), 1, 4, d}, {y.data(), 1, 4, d}); },
+              {"value: the projected value of batch item 0 at position 0", "is 65520,"});
+  model.bv[21] = std::nextafter(65520.0f, 0.0f);
+  const MultiheadAttention below(config, model.view());
+  below.Forward(context, {x.data(), 1, 4, d}, {y.data(), 1, 4, d});
+  for (float v : y) ASSERT_TRUE(std::isfinite(v));
+}
+
 // In a ragged batch, the refused key's position is its own sequence's: item 1, one position
 // cached, overflows at position 1 (item 0 holds 3).
 TEST(KvFormatTest, Fp16OverflowNamesTheItemsOwnPosition) {

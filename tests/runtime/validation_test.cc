@@ -1,6 +1,8 @@
 // Bad arguments get an edgeattn::Error that names the argument, what was expected and what came.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -52,6 +54,14 @@ TEST(ValidationTest, Weights) {
   v = w.view();
   v.out_proj_bias.size = 9;
   ExpectError([&] { MultiheadAttention({8, 2}, v); }, {"out_proj.bias", "got 9"});
+  // The largest finite floats are weights like any other; infinity is not.
+  Weights extreme(8);
+  extreme.b_out[0] = std::numeric_limits<float>::max();
+  extreme.b_out[1] = -std::numeric_limits<float>::max();
+  EXPECT_NO_THROW(MultiheadAttention({8, 2}, extreme.view()));
+  extreme.b_out[1] = -std::numeric_limits<float>::infinity();
+  ExpectError([&] { MultiheadAttention({8, 2}, extreme.view()); },
+              {"out_proj.bias[1]: expected a finite value, got -inf"});
 }
 
 TEST(ValidationTest, ForwardShapes) {
@@ -71,6 +81,10 @@ TEST(ValidationTest, ForwardShapes) {
               {"key.batch", "query.batch = 2", "got 1"});
   ExpectError([&] { mha.Forward(ctx, q, k, {kv.data(), 2, 6, 8}, o); },
               {"value.length", "key.length = 7", "got 6"});
+  ExpectError([&] { mha.Forward(ctx, q, k, {kv.data(), 1, 7, 8}, o); },
+              {"value.batch", "query.batch = 2", "got 2 and 1"});
+  ExpectError([&] { mha.Forward(ctx, q, k, k, {out.data(), 1, 5, 8}); },
+              {"out", "[2, 5, 8]", "[1, 5, 8]"});
   ExpectError([&] { mha.Forward(ctx, q, k, k, {out.data(), 2, 4, 8}); },
               {"out", "[2, 5, 8]", "[2, 4, 8]"});
   ExpectError([&] { mha.Forward(ctx, q, k, k, {nullptr, 2, 5, 8}); }, {"out.data"});
@@ -104,8 +118,43 @@ TEST(ValidationTest, OutputsApartFromWhatIsStillBeingRead) {
   std::memcpy(out.data() + 4, lengths.data(), 2 * sizeof(std::size_t));
   ExpectError([&] { mha.Forward(ctx, q, o, lengths_under_out); },
               {"out: expected a buffer apart from query_lengths"});
+  ForwardOptions padding_under_weights = opt;
+  padding_under_weights.key_padding_mask = {reinterpret_cast<const bool*>(weights.data() + 49), 10};
+  ExpectError([&] { mha.Forward(ctx, q, o, padding_under_weights); },
+              {"attn_weights", "apart from key_padding_mask"});
+  ForwardOptions key_lengths_under_out;
+  key_lengths_under_out.key_lengths = lengths_under_out.query_lengths;
+  ExpectError([&] { mha.Forward(ctx, q, o, key_lengths_under_out); },
+              {"out: expected a buffer apart from key_lengths"});
   // The output may lie over the inputs: they are read before it is first written.
   mha.Forward(ctx, q, {x.data(), 2, 5, 8}, opt);
+}
+
+// Overlap is byte-exact: lengths that end inside the output overlap it (all batch * 8 bytes of
+// them count), while buffers that only touch are apart.
+TEST(ValidationTest, OverlapCountsEveryByteAndNoMore) {
+  const Weights w(8);
+  const MultiheadAttention mha({8, 2}, w.view());
+  Context ctx(1);
+  std::vector<float> x(2 * 5 * 8);
+  const ConstTensor q{x.data(), 2, 5, 8};
+  // lengths [2] at floats 2..5 of the buffer, out from float 4: their second value is under out.
+  std::vector<float> buffer(4 + 2 * 5 * 8);
+  const std::size_t lengths[] = {5, 3};
+  std::memcpy(buffer.data() + 2, lengths, sizeof(lengths));
+  ForwardOptions straddling;
+  straddling.query_lengths = {reinterpret_cast<const std::size_t*>(buffer.data() + 2), 2};
+  ExpectError([&] { mha.Forward(ctx, q, {buffer.data() + 4, 2, 5, 8}, straddling); },
+              {"out: expected a buffer apart from query_lengths"});
+  // attn_weights [2, 5, 5] directly followed by out.
+  std::vector<float> both(2 * 5 * 5 + 2 * 5 * 8);
+  ForwardOptions touching;
+  touching.need_weights = AttentionWeights::kAveraged;
+  touching.attn_weights = {both.data(), 2 * 5 * 5};
+  mha.Forward(ctx, q, {both.data() + 2 * 5 * 5, 2, 5, 8}, touching);
+  std::vector<float> out(2 * 5 * 8);
+  mha.Forward(ctx, q, {out.data(), 2, 5, 8});
+  EXPECT_TRUE(std::equal(out.begin(), out.end(), both.begin() + 2 * 5 * 5));
 }
 
 TEST(ValidationTest, ThreadCounts) {
@@ -236,6 +285,28 @@ TEST(ValidationTest, ForwardOptions) {
   // A refused call writes nothing.
   std::vector<float> untouched(out.size(), 0.0f);
   EXPECT_EQ(out, untouched);
+}
+
+// A per-head size of batch * heads * Lq * Lk = 2^16 * 2^8 * 2^20 * 2^20 = 2^64 wraps to 0 in
+// size_t: an attn_mask or attn_weights of 0 floats must not match it. Refused before any data
+// is read, so the tensors need not be that large.
+TEST(ValidationTest, PerHeadSizesDoNotWrap) {
+  const std::size_t d = 256;
+  const Weights w(d);
+  const MultiheadAttention mha({d, d}, w.view());  // 256 heads of 1
+  Context ctx(1);
+  std::vector<float> data(d);
+  const ConstTensor huge{data.data(), kMaxBatch, kMaxSequenceLength, d};
+  const Tensor huge_out{data.data(), kMaxBatch, kMaxSequenceLength, d};
+  ForwardOptions mask;
+  mask.attn_mask = {data.data(), 0};
+  ExpectError([&] { mha.Forward(ctx, huge, huge, huge, huge_out, mask); },
+              {"attn_mask", "18446744073709551615", "got 0"});
+  ForwardOptions weights;
+  weights.need_weights = AttentionWeights::kPerHead;
+  weights.attn_weights = {data.data(), 0};
+  ExpectError([&] { mha.Forward(ctx, huge, huge, huge, huge_out, weights); },
+              {"attn_weights", "18446744073709551615", "got 0"});
 }
 
 }  // namespace

@@ -70,6 +70,8 @@ TEST(CliTest, RunStepMathReproducesPyTorch) {
       {"step_window", "--causal --window 9"},
       {"step_softcap", "--causal --softcap 1.5"},
       {"step_score_scale", "--score-scale 0.25"},
+      // The largest window the library takes is accepted (and is no window at this length).
+      {"step_score_scale", "--score-scale 0.25 --window 16777216"},
       {"step_rotary_interleaved", "--causal --rotary-layout interleaved"},
       {"step_combined",
        "--causal --score-scale 0.3 --softcap 3 --window 12 --qk-norm-eps 1e-6 "
@@ -95,6 +97,10 @@ TEST(CliTest, RunStepMathReproducesPyTorch) {
     const char* error;
   } bad[] = {
       {"--softcap nan", "--softcap: expected 0 (off) or a finite positive number, got nan"},
+      {"--softcap inf", "--softcap: expected 0 (off) or a finite positive number, got inf"},
+      {"--rotary-layout halves --rotary-scaling inf",
+       "--rotary-scaling: expected a finite positive number, got inf"},
+      {"--window ''", "--window: expected a whole number below 2^64, got ''"},
       {"--score-scale -2", "--score-scale: expected 0 (off) or a finite positive number"},
       {"--window 99999999", "--window: expected 0 (off) or at most 16777216, got 99999999"},
       {"--rotary-dim 4", "--rotary-layout halves or interleaved, got --rotary-layout none"},
