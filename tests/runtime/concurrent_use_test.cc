@@ -22,15 +22,20 @@ using testing_support::ExpectError;
 
 // An executor whose calls wait at a gate, so that a test can hold a call inside the library
 // while another thread tries the same context or cache. Two workers, run one after the other:
-// with one, the library runs its phases inline and never calls RunWorkers.
+// with one, the library runs its phases inline and never calls RunWorkers. A second call that
+// reaches the gate while one waits there (a context the library let two calls share) passes
+// without waiting, so that the test fails on the missing error instead of hanging.
 class GateExecutor final : public Executor {
  public:
   std::size_t workers() const override { return 2; }
   void RunWorkers(WorkerFn fn) override {
     std::unique_lock<std::mutex> lock(mutex_);
-    entered_ = true;
-    changed_.notify_all();
-    changed_.wait(lock, [&] { return open_; });
+    if (!waiting_) {
+      entered_ = waiting_ = true;
+      changed_.notify_all();
+      changed_.wait(lock, [&] { return open_; });
+      waiting_ = false;
+    }
     lock.unlock();
     fn(0);
     fn(1);
@@ -48,7 +53,7 @@ class GateExecutor final : public Executor {
  private:
   std::mutex mutex_;
   std::condition_variable changed_;
-  bool entered_ = false, open_ = false;
+  bool entered_ = false, waiting_ = false, open_ = false;
 };
 
 TEST(ThreadPoolTest, ContextUsedByTwoThreadsAtOnceIsRefused) {
