@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "edgeattn/checkpoint.hpp"
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/safetensors.hpp"
 #include "runtime/benchmark_case.h"
@@ -291,6 +292,68 @@ TEST(Int8Test, BadBlockSizes) {
       EXPECT_NE(std::string(e.what()).find("Config.int8_block"), std::string::npos);
     }
   }
+}
+
+// A scale of 0 is allowed only for a row whose values are all zero: a single nonzero value, in
+// the row's first or last column, makes it an error.
+TEST(Int8Test, ZeroScaleNeedsEveryValueOfTheRowZero) {
+  RandomModel model(16, 2, 5);
+  for (std::size_t c = 0; c < 16; ++c) {
+    model.in_proj_weight[3 * 16 + c] = c == 0 ? 0.5f : 0.0f;
+    model.in_proj_weight[4 * 16 + c] = c == 15 ? -0.5f : 0.0f;
+  }
+  testing_support::ScratchDir dir;
+  const std::string path = dir.Path("int8.safetensors");
+  Int8(model, 8).SaveInt8(path);
+  const SafetensorsFile file = SafetensorsFile::Read(path);
+  for (std::size_t row : {3, 4}) {
+    Int8FileEdit edit;
+    edit.scale_name = "in_proj_weight.scale";
+    edit.scale_row = row;
+    edit.scale_value = 0.0f;
+    ExpectInt8LoadError(Edited(file, edit), "in_proj_weight.scale[" + std::to_string(row) +
+                                                "]: expected a finite scale > 0 (or 0 for a row "
+                                                "of zeros), got 0.000000 for a row with nonzero");
+  }
+}
+
+// Scales are F32 as written; another float type is refused by name, not converted.
+TEST(Int8Test, ScalesMustBeF32) {
+  const RandomModel model(16, 2, 5);
+  testing_support::ScratchDir dir;
+  const std::string path = dir.Path("int8.safetensors");
+  Int8(model, 8).SaveInt8(path);
+  const SafetensorsFile file = SafetensorsFile::Read(path);
+  SafetensorsWriter writer;
+  std::vector<double> wide;
+  for (const auto& [name, info] : file.tensors()) {
+    if (name == "out_proj.weight.scale") {
+      for (float s : file.ReadFloat(name)) wide.push_back(s);
+      writer.Add(name, DType::kF64, info.shape, wide.data());
+    } else {
+      writer.Add(name, info.dtype, info.shape, file.Data(name));
+    }
+  }
+  for (const auto& [key, value] : file.metadata()) writer.SetMetadata(key, value);
+  ExpectInt8LoadError(writer.Serialize(), "out_proj.weight.scale: expected F32, got F64");
+}
+
+// info on a grouped-query int8 file: the key/value rows come from the packed tensor's extra
+// rows (d_model + 2 kv_dim), not a third of them.
+TEST(Int8Test, FindsGroupedQueryInt8Layer) {
+  testing_support::GqaModel model(48, 6, 2, 21);
+  Config config = model.config;
+  config.precision = Precision::kInt8;
+  testing_support::ScratchDir dir;
+  const std::string path = dir.Path("gqa_int8.safetensors");
+  MultiheadAttention(config, model.view()).SaveInt8(path);
+  const std::vector<AttentionLayerInfo> layers =
+      FindAttentionLayers(SafetensorsFile::Read(path));
+  ASSERT_EQ(layers.size(), 1u);
+  EXPECT_EQ(layers[0].family, "edgeattn-int8");
+  EXPECT_EQ(layers[0].d_model, 48u);
+  EXPECT_EQ(layers[0].kv_dim, 16u);
+  EXPECT_EQ(layers[0].num_heads, 6u);
 }
 
 }  // namespace

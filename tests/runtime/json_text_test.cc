@@ -267,5 +267,27 @@ TEST(JsonTextTest, AgreesWithNlohmannJson) {
   EXPECT_GT(invalid, 4000);
 }
 
+// Every raw control character (U+0000 to U+001F) is refused inside a string, as RFC 8259 says;
+// DEL (U+007F) is not a control character there.
+TEST(JsonTextTest, RefusesEveryRawControlCharacter) {
+  for (int c = 0; c < 0x20; ++c) {
+    const std::string text = "\"a" + std::string(1, static_cast<char>(c)) + "\"";
+    EXPECT_NE(ErrorOf(text).find("a control character in a string"), std::string::npos) << c;
+    EXPECT_FALSE(nlohmann::json::accept(text)) << c;
+  }
+  EXPECT_EQ(Read("\"a\x7f\""), "a\x7f");
+}
+
+// A high surrogate must be followed by a low one (U+DC00 to U+DFFF): not by a code unit below
+// that range, nor by one above it.
+TEST(JsonTextTest, HighSurrogateNeedsALowOne) {
+  for (const char* text : {R"("\ud83d\udbff")", R"("\ud83d\ue000")", R"("\ud83d\uffff")",
+                           R"("\ud83d\\")", R"("\ud83dx")"}) {
+    EXPECT_NE(ErrorOf(text).find("a high surrogate without a low one"), std::string::npos)
+        << text;
+    EXPECT_FALSE(nlohmann::json::accept(text)) << text;
+  }
+}
+
 }  // namespace
 }  // namespace edgeattn

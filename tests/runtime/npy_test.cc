@@ -209,5 +209,55 @@ TEST(NpyTest, WriteRejectsInconsistentShape) {
   EXPECT_EQ(ParseNpy(SerializeNpy(a), "empty.npy").shape, a.shape);
 }
 
+// The preamble's own bounds: a version 2.0 file cut inside its 4-byte length, a length one byte
+// past the end, and a version numpy never wrote (0.0).
+TEST(NpyTest, PreambleBounds) {
+  ExpectParseError({0x93, 'N', 'U', 'M', 'P', 'Y', 2, 0, 0x10, 0x00},
+                   "file too short for a version 2/3 header length");
+  const std::string ok = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }";
+  std::vector<std::uint8_t> one_past = NpyWithHeader(ok, 0);
+  one_past[8] = static_cast<std::uint8_t>(ok.size() + 1);
+  ExpectParseError(one_past, "runs past the end");
+  ExpectParseError(NpyWithHeader(ok, 8, 0), "unsupported format version 0.0");
+}
+
+// numpy refuses a header longer than 10000 characters, not one of exactly 10000; in version 3.0
+// it counts characters, not UTF-8 bytes, so a long non-ASCII descr is refused as a dtype.
+TEST(NpyTest, HeaderLimitIsInclusiveAndCountsCharacters) {
+  const std::string ok = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }";
+  const std::string at_limit = ok + std::string(10000 - ok.size() - 1, ' ') + "\n";
+  ASSERT_EQ(at_limit.size(), 10000u);
+  EXPECT_NO_THROW(ParseNpy(NpyWithHeader(at_limit, 8), "x.npy"));
+  EXPECT_NO_THROW(ParseNpy(NpyWithHeader(at_limit, 8, 3), "x.npy"));
+  std::string e_acute;
+  for (int i = 0; i < 4000; ++i) e_acute += "\xc3\xa9";  // 8000 bytes, 4000 characters
+  const std::string wide = "{'descr': '" + e_acute + "', 'fortran_order': False, 'shape': (2,)}" +
+                           std::string(2500, ' ');
+  ExpectParseError(NpyWithHeader(wide, 8, 3), "expected dtype '<f4'");
+}
+
+// A shape whose element count fits size_t but whose byte count (4 per float) does not is an
+// overflow, not a wrapped byte count that an empty data section could match.
+TEST(NpyTest, ShapeWhoseByteCountOverflows) {
+  ExpectParseError(
+      NpyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904,), }",
+                    0),
+      "overflows the byte count");
+}
+
+// As numpy.save: the data starts on a 64-byte boundary, after a header ending in '\n'.
+TEST(NpyTest, WrittenDataIsAligned) {
+  for (std::size_t n = 1; n <= 70; ++n) {
+    NpyArray a;
+    a.shape = {n, 1};
+    a.data.assign(n, 1.0f);
+    const std::vector<std::uint8_t> bytes = SerializeNpy(a);
+    const std::size_t data_start = 10 + (bytes[8] | bytes[9] << 8);
+    EXPECT_EQ(data_start % 64, 0u) << n;
+    EXPECT_EQ(bytes[data_start - 1], '\n') << n;
+    EXPECT_EQ(bytes.size(), data_start + 4 * n) << n;
+  }
+}
+
 }  // namespace
 }  // namespace edgeattn

@@ -356,5 +356,54 @@ TEST(SafetensorsTest, TruncatedFileIsRejected) {
   }
 }
 
+// A length field only a few bytes past the end is caught as surely as a huge one: the header
+// must fit in what follows the 8-byte prefix, not in the file as a whole.
+TEST(SafetensorsTest, HeaderLengthJustPastTheEnd) {
+  for (std::uint64_t over : {1, 8}) {
+    std::vector<std::uint8_t> bytes = FileWithHeader("{}", 0);
+    const std::uint64_t length = 2 + over;
+    for (int i = 0; i < 8; ++i) bytes[i] = (length >> (8 * i)) & 0xFF;
+    ExpectRejected(bytes, "runs past the end of the 10-byte file");
+  }
+}
+
+// An empty tensor at the offset where a non-empty one starts is before it, whichever name sorts
+// first: the tiling orders by (offset, size), not by offset alone.
+TEST(SafetensorsTest, EmptyTensorAtAnOccupiedOffsetInEitherNameOrder) {
+  const SafetensorsFile file = SafetensorsFile::Parse(
+      FileWithHeader(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]},
+                         "b": {"dtype": "F32", "shape": [0], "data_offsets": [0, 0]},
+                         "c": {"dtype": "F32", "shape": [2, 0], "data_offsets": [4, 4]}})",
+                     4),
+      "test.safetensors");
+  EXPECT_EQ(file.tensors().size(), 3u);
+  EXPECT_EQ(file.Info("b").bytes, 0u);
+}
+
+// "__metadata__" is the header's own key: a tensor of that name would make a file no reader
+// (this one included) can read.
+TEST(SafetensorsTest, WriterRefusesReservedAndEmptyNames) {
+  const float one = 1.0f;
+  SafetensorsWriter writer;
+  EXPECT_THROW(writer.Add("__metadata__", DType::kF32, {1}, &one), Error);
+  EXPECT_THROW(writer.Add("", DType::kF32, {1}, &one), Error);
+  writer.Add("x", DType::kF32, {1}, &one);
+  writer.SetMetadata("k", "v");
+  const SafetensorsFile file = SafetensorsFile::Parse(writer.Serialize(), "mem");
+  EXPECT_EQ(file.tensors().size(), 1u);
+  EXPECT_EQ(file.metadata().at("k"), "v");
+}
+
+// A dimension that is not a number (a string, null, an array) is refused as one that is a
+// negative or a fraction is: it is not read as 0.
+TEST(SafetensorsTest, ShapeOfNonNumbersIsRejected) {
+  for (const char* dim : {"\"4\"", "null", "[1]", "true"}) {
+    ExpectRejected(FileWithHeader(std::string(R"({"a": {"dtype": "F32", "shape": [)") + dim +
+                                      R"(], "data_offsets": [0, 0]}})",
+                                  0),
+                   "shape holds a non-integer or negative");
+  }
+}
+
 }  // namespace
 }  // namespace edgeattn

@@ -57,5 +57,28 @@ TEST(TextChecksTest, ShapeText) {
   EXPECT_EQ(ShapeText({3, 4}), "[3, 4]");
 }
 
+// A sequence cut short by the end of the buffer is bad even when the byte after the buffer would
+// complete it, and every length's overlong forms are refused, not only the 2-byte ones.
+TEST(TextChecksTest, Utf8BoundsAndOverlongForms) {
+  std::size_t bad = 9;
+  const std::uint8_t cut[] = {'a', 'b', 0xC3, 0xA9};
+  EXPECT_FALSE(IsUtf8(cut, 3, &bad));
+  EXPECT_EQ(bad, 2u);
+  const std::uint8_t cut3[] = {0xE2, 0x82, 0xAC};
+  EXPECT_FALSE(IsUtf8(cut3, 2, &bad));
+  EXPECT_TRUE(IsUtf8(cut3, 3, &bad));
+  for (const char* overlong : {"\xe0\x80\xaf", "\xe0\x9f\xbf", "\xf0\x80\x80\xaf",
+                               "\xf0\x8f\xbf\xbf"}) {
+    EXPECT_FALSE(Utf8(overlong, &bad)) << overlong;
+    EXPECT_EQ(bad, 0u);
+  }
+  EXPECT_TRUE(Utf8("\xe0\xa0\x80\xf0\x90\x80\x80", &bad));  // U+0800 and U+10000
+}
+
+// DEL is a control character too: escaped, as everything outside printable ASCII.
+TEST(TextChecksTest, PrintableEscapesDel) {
+  EXPECT_EQ(Printable("a\x7f~"), "a\\x7F~");
+}
+
 }  // namespace
 }  // namespace edgeattn

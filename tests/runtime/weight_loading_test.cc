@@ -422,5 +422,28 @@ TEST(WeightLoadingTest, PathMemoryMisalignedAndHalfPrecision) {
   EXPECT_EQ(Forward1(FromBytes(half_bytes, Options(4))), Forward1(rounded.Expected(true)));
 }
 
+// A key projection with no rows is zero key/value heads: an error naming the tensor, before
+// the heads are divided by it.
+TEST(WeightLoadingTest, KeyProjectionWithoutRows) {
+  const GqaModel m(32, 4, 2, 7);
+  Checkpoint c;
+  c.Add("q_proj.weight", m.wq, {32, 32});
+  c.Add("o_proj.weight", m.wq, {32, 32});
+  c.Add("k_proj.weight", {}, {0, 32});
+  c.Add("v_proj.weight", {}, {0, 32});
+  ExpectLoadError(c.bytes(), Options(4), {"'k_proj.weight': expected [num_kv_heads * 8, 32]"});
+}
+
+// A layer's names end at a '.' boundary: "xin_proj_weight" is not "in_proj_weight" under "x".
+TEST(WeightLoadingTest, LayerNamesStartAtADot) {
+  const TorchLayer t;
+  Checkpoint c;
+  c.Add("xin_proj_weight", t.in_w, {48, 16});
+  c.Add("xout_proj.weight", t.m.wo, {16, 16});
+  const std::vector<std::uint8_t> bytes = c.bytes();
+  EXPECT_TRUE(FindAttentionLayers(SafetensorsFile::View(bytes.data(), bytes.size(), "x")).empty());
+  ExpectLoadError(bytes, Options(4), {"the file holds no attention layer edgeattn knows"});
+}
+
 }  // namespace
 }  // namespace edgeattn
