@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +30,31 @@ std::vector<nlohmann::json> SmallBenchRows(const std::string& args) {
   const Result r = RunCli(kSmallBench + args + " --json");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   return JsonLines(r.output);
+}
+
+// The floating-point operations of one call of a row, from the row's own fields, written out
+// here rather than taken from runtime/benchmark_case.h: projections are 2 * rows * in * out,
+// the scores and the weighted sum 2 * Lq * Lk * d each. A decode step projects its new rows
+// only and attends to the cache and itself; a cross step with a memory projects no frames. The
+// reference row of a decode group is the causal forward pass over the whole sequence.
+double ExpectedFlops(const nlohmann::json& row) {
+  const double b = row["batch"], lq = row["seq"], lk = row["key_len"], d = row["d_model"];
+  const double kv = d * row["kv_heads"].get<double>() / row["heads"].get<double>();
+  const std::string step = row["case"];
+  const double forward = b * (4 * lq * d * d + 4 * lk * d * kv + 4 * lq * lk * d);
+  if (step == "forward" || row["mode"] == "reference") return forward;
+  if (step == "xmem") return b * (4 * lq * d * d + 4 * lq * lk * d);
+  if (step == "xproj") return forward;
+  const double cached = row["cache_len"];
+  return b * lq * (4 * d * d + 4 * d * kv + 4 * (cached + lq) * d);  // decode, beams
+}
+
+// GFLOP/s is the call's operations over its median time: the two columns give the operations
+// back exactly, whatever the times were.
+void ExpectGflopsOfItsFlops(const nlohmann::json& row) {
+  if (row["gflops"].is_null()) return;  // a skipped reference
+  const double flops = row["gflops"].get<double>() * row["median_ms"].get<double>() * 1e6;
+  EXPECT_NEAR(flops / ExpectedFlops(row), 1.0, 1e-9) << row.dump();
 }
 
 TEST(CliTest, BenchJsonLines) {
@@ -110,6 +137,41 @@ TEST(CliTest, BenchJsonLines) {
   EXPECT_GT(lines[1]["workspace_bytes"].get<double>(), 0.0);
   EXPECT_GT(lines[1]["peak_rss_bytes"].get<double>(), 0.0);
   EXPECT_GE(lines[1]["load_average"].get<double>(), 0.0);
+  for (const auto& line : lines) ExpectGflopsOfItsFlops(line);
+  // int8 is measured against the reference, not against itself: some error, a cosine below 1.
+  EXPECT_GT(lines[3]["max_abs_err"].get<double>(), 0.0);
+  EXPECT_LT(lines[3]["cosine"].get<double>(), 1.0);
+  // Speedups are the reference's median over the row's, and the first thread count's over the
+  // row's (1 for the first), exactly as the medians printed give them.
+  const double reference_ms = lines[0]["median_ms"];
+  EXPECT_EQ(lines[0]["speedup_vs_reference"], 1.0);
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    const double ms = lines[i]["median_ms"];
+    EXPECT_NEAR(lines[i]["speedup_vs_reference"].get<double>(), reference_ms / ms,
+                1e-12 * reference_ms / ms)
+        << i;
+    const double first_ms = lines[i % 2 == 1 ? i : i - 1]["median_ms"];
+    EXPECT_NEAR(lines[i]["speedup_vs_first_threads"].get<double>(), first_ms / ms,
+                1e-12 * first_ms / ms)
+        << i;
+  }
+}
+
+// Two timed calls pin every statistic to their min and max: the median halfway, p90 and p99
+// interpolated between them, the sample standard deviation |max - min| / sqrt(2).
+TEST(CliTest, BenchStatisticsOfTwoCalls) {
+  const std::vector<nlohmann::json> lines = SmallBenchRows(
+      "--seq 8 --threads 1 --precision fp32 --warmup 0 --repetitions 2 --reference never");
+  ASSERT_EQ(lines.size(), 1u);
+  const nlohmann::json& row = lines[0];
+  ASSERT_EQ(row["calls"], 2);
+  const double lo = row["min_ms"], hi = row["max_ms"];
+  const double tolerance = 1e-9 * hi;
+  EXPECT_NEAR(row["median_ms"].get<double>(), (lo + hi) / 2, tolerance);
+  EXPECT_NEAR(row["mean_ms"].get<double>(), (lo + hi) / 2, tolerance);
+  EXPECT_NEAR(row["p90_ms"].get<double>(), lo + 0.9 * (hi - lo), tolerance);
+  EXPECT_NEAR(row["p99_ms"].get<double>(), lo + 0.99 * (hi - lo), tolerance);
+  EXPECT_NEAR(row["stddev_ms"].get<double>(), (hi - lo) / std::sqrt(2.0), tolerance);
 }
 
 // Batch, cross-attention, causal, grouped-query heads, exact repetitions and warm-up.
@@ -131,6 +193,9 @@ TEST(CliTest, BenchShapeOptions) {
   EXPECT_EQ(lines[1]["warmup"], 1);
   EXPECT_EQ(lines[1]["calls"], 4);
   EXPECT_LT(lines[1]["max_abs_err"].get<double>(), 1e-4);
+  // Cross-attention's keys and values are key_len rows of kv_heads' width; causal computes no
+  // fewer operations in the count, for the row or for its reference.
+  for (const auto& line : lines) ExpectGflopsOfItsFlops(line);
 }
 
 // Decode steps against a cache of each length of a sweep; their error is against the causal
@@ -174,6 +239,7 @@ TEST(CliTest, BenchDecodeSweep) {
   EXPECT_LT(lines[1]["max_abs_err"].get<double>(), 1e-4);
   EXPECT_GT(lines[2]["cosine"].get<double>(), 0.999);
   EXPECT_GT(lines[1]["cache_bytes"].get<double>(), 0.0);
+  for (const auto& line : lines) ExpectGflopsOfItsFlops(line);
 }
 
 // The decode shape's rows: the self-attention step, 4 beams reordering the cache before each
@@ -202,6 +268,7 @@ TEST(CliTest, BenchDecodeShapeRows) {
   // A ring of 576 slots: 12 heads of 64 dims, keys and values in float.
   EXPECT_LT(lines[4]["cache_bytes"].get<double>(), 577.0 * 2 * 768 * sizeof(float));
   EXPECT_GT(lines[4]["cache_bytes"].get<double>(), 576.0 * 2 * 768 * sizeof(float) - 1);
+  for (const auto& line : lines) ExpectGflopsOfItsFlops(line);
 }
 
 // A windowed decode row: its cache holds a ring of the window, not the context; the step
@@ -326,6 +393,62 @@ TEST(CliTest, BenchTableCsvMarkdown) {
   };
   for (const std::string& line : lines) EXPECT_EQ(fields(line), fields(lines[0])) << line;
   EXPECT_NE(lines[2].find(",fp32,"), std::string::npos) << lines[2];
+  // JSON's null is an empty field: fp32's int8_block, the reference's kernel.
+  const auto split = [](const std::string& s) {
+    std::vector<std::string> out(1);
+    bool quoted = false;
+    for (char c : s) {
+      if (c == '"') quoted = !quoted;
+      if (c == ',' && !quoted) {
+        out.emplace_back();
+      } else {
+        out.back() += c;
+      }
+    }
+    return out;
+  };
+  const std::vector<std::string> header = split(lines[0]);
+  const auto column = [&](const char* name) {
+    return static_cast<std::size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+  };
+  ASSERT_LT(column("int8_block"), header.size());
+  ASSERT_LT(column("kernel"), header.size());
+  EXPECT_EQ(split(lines[2])[column("int8_block")], "") << lines[2];
+  EXPECT_EQ(split(lines[3])[column("int8_block")], std::to_string(kDefaultInt8Block)) << lines[3];
+  EXPECT_EQ(split(lines[1])[column("kernel")], "") << lines[1];
+}
+
+// Each table cell sits under its own title: a shape whose B, L and Lk all differ, and an int8
+// row whose error and cosine tell apart.
+TEST(CliTest, BenchTableColumnsHoldTheirValues) {
+  const Result r = RunCli(kSmallBench +
+                          "--seq 5 --key-len 11 --batch 2 --kv-heads 1 --causal --threads 1 "
+                          "--precision int8 --warmup 0 --repetitions 3 --reference always");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::vector<std::string> lines = Lines(r.output);
+  ASSERT_EQ(lines.size(), 4u) << r.output;  // environment, header, reference, int8
+  const auto words = [](const std::string& line) {
+    std::vector<std::string> out;
+    std::istringstream in(line);
+    for (std::string w; in >> w;) out.push_back(w);
+    return out;
+  };
+  const std::vector<std::string> cells = words(lines[3]);
+  ASSERT_GE(cells.size(), 18u) << lines[3];
+  const std::vector<std::string> want = {"custom", "fwd",    "2",    "5",   "11",
+                                         "24/3/1", "causal",  "int8", "fp32", "1"};
+  for (std::size_t i = 0; i < want.size(); ++i) EXPECT_EQ(cells[i], want[i]) << lines[3];
+  // p50, p90, p99, sd, then calls.
+  EXPECT_LE(std::stod(cells[10]), std::stod(cells[11])) << lines[3];
+  EXPECT_LE(std::stod(cells[11]), std::stod(cells[12])) << lines[3];
+  EXPECT_EQ(cells[14], "3") << lines[3];
+  const double max_abs_err = std::stod(cells[16]), cosine = std::stod(cells[17]);
+  EXPECT_NE(cells[16].find('e'), std::string::npos) << lines[3];
+  EXPECT_GT(max_abs_err, 0.0) << lines[3];
+  EXPECT_LT(max_abs_err, 0.1) << lines[3];
+  EXPECT_GT(cosine, 0.99) << lines[3];
+  EXPECT_LE(cosine, 1.0) << lines[3];
+  EXPECT_EQ(words(lines[2])[8], "-") << lines[2];  // the reference has no K/V format
 }
 
 // --kernel measures each named kernel in its own row, whatever its precision.

@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "edgeattn/cpu_dispatch.hpp"
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/npy.hpp"
+#include "edgeattn/safetensors.hpp"
 #include "tests/golden_cases.h"
 #include "tests/scratch_dir.h"
 #include "tests/test_support.h"
@@ -270,6 +272,13 @@ TEST(CliTest, QuantizeThenRunInt8) {
   const NpyArray expected = ReadNpy(c.Path("_output.npy"));
   EXPECT_EQ(from_file.data, on_the_fly.data);
   EXPECT_GT(testing_support::Cosine(from_file.data, expected.data), 0.999);
+  // int8 and auto, named, run the int8 file as it is; only the float precisions are refused.
+  for (const char* precision : {"int8", "auto"}) {
+    r = RunCli("run --weights " + dir + "q.safetensors --precision " + precision + " --input " +
+               c.Path("_query.npy") + " --output " + dir + "named.npy");
+    ASSERT_EQ(r.exit_code, 0) << precision << ": " << r.output;
+    EXPECT_EQ(ReadNpy(dir + "named.npy").data, from_file.data) << precision;
+  }
   r = RunCli("run --weights " + dir + "q.safetensors --heads 3 --input " + c.Path("_query.npy") +
              " --output " + dir + "x.npy");
   EXPECT_EQ(r.exit_code, 1);
@@ -282,6 +291,23 @@ TEST(CliTest, QuantizeThenRunInt8) {
              c.Path("_query.npy") + " --output " + dir + "x.npy");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("--precision bf16"), std::string::npos) << r.output;
+}
+
+// quantize says what it wrote, and the file records it: d_model, heads and the activation block
+// asked for, which a run of the file then uses.
+TEST(CliTest, QuantizeRecordsItsConfig) {
+  const auto c = testing_support::LoadGoldenCases()[1];  // self_batched: d_model 32, 8 heads
+  testing_support::ScratchDir dir;
+  const std::string q = dir.Path("q32.safetensors");
+  Result r = RunCli("quantize --weights " + c.Path(".safetensors") + " --heads 8 --int8-block 32 " +
+                    "--output " + q);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output,
+            "wrote " + q + ": int8 weights for d_model 32, 8 heads, activation block 32\n");
+  const std::map<std::string, std::string> metadata = SafetensorsFile::Read(q).metadata();
+  EXPECT_EQ(metadata.at("d_model"), "32");
+  EXPECT_EQ(metadata.at("num_heads"), "8");
+  EXPECT_EQ(metadata.at("int8_block"), "32");
 }
 
 // Half-precision weights from a float file: close to PyTorch's output.
@@ -420,6 +446,71 @@ TEST(CliTest, PlantedTemporaryIsNotFollowed) {
   EXPECT_EQ(ReadNpy(dir.Path("y.npy")).shape, ReadNpy(c.Path("_output.npy")).shape);
 }
 
+// [L, d] input is one unbatched sequence: its key padding mask is [Lk], its weights [Lq, Lk]
+// (or [heads, Lq, Lk]), and it computes what the same rows as [1, L, d] compute.
+TEST(CliTest, RunUnbatchedInputTakesUnbatchedMasksAndWeights) {
+  const auto c = testing_support::LoadGoldenCases().front();  // self_unbatched: [7, 16], 4 heads
+  ASSERT_EQ(c.name, "self_unbatched");
+  testing_support::ScratchDir dir;
+  const NpyArray x = ReadNpy(c.Path("_query.npy"));
+  ASSERT_EQ(x.shape, (std::vector<std::size_t>{7, 16}));
+  NpyArray batched = x;
+  batched.shape.insert(batched.shape.begin(), 1);
+  WriteNpy(dir.Path("x3.npy"), batched);
+  NpyArray mask;
+  mask.dtype = NpyDType::kBool;
+  mask.shape = {7};
+  mask.data = {0, 0, 1, 0, 0, 1, 0};
+  WriteNpy(dir.Path("mask1.npy"), mask);
+  mask.shape = {1, 7};
+  WriteNpy(dir.Path("mask2.npy"), mask);
+  const std::string run = "run --threads 1 --weights " + c.Path(".safetensors") + " --heads 4 ";
+  for (const bool per_head : {false, true}) {
+    SCOPED_TRACE(per_head ? "per head" : "averaged");
+    const std::string flags = per_head ? " --per-head-weights" : "";
+    Result r = RunCli(run + "--input " + c.Path("_query.npy") + " --key-padding-mask " +
+                      dir.Path("mask1.npy") + " --output " + dir.Path("y2.npy") +
+                      " --weights-output " + dir.Path("w2.npy") + flags);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    r = RunCli(run + "--input " + dir.Path("x3.npy") + " --key-padding-mask " +
+               dir.Path("mask2.npy") + " --output " + dir.Path("y3.npy") + " --weights-output " +
+               dir.Path("w3.npy") + flags);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const NpyArray y2 = ReadNpy(dir.Path("y2.npy")), y3 = ReadNpy(dir.Path("y3.npy"));
+    EXPECT_EQ(y2.shape, (std::vector<std::size_t>{7, 16}));
+    EXPECT_EQ(y3.shape, (std::vector<std::size_t>{1, 7, 16}));
+    EXPECT_EQ(y2.data, y3.data);
+    const NpyArray w2 = ReadNpy(dir.Path("w2.npy")), w3 = ReadNpy(dir.Path("w3.npy"));
+    EXPECT_EQ(w2.shape, per_head ? (std::vector<std::size_t>{4, 7, 7})
+                                 : (std::vector<std::size_t>{7, 7}));
+    EXPECT_EQ(w3.shape, per_head ? (std::vector<std::size_t>{1, 4, 7, 7})
+                                 : (std::vector<std::size_t>{1, 7, 7}));
+    EXPECT_EQ(w2.data, w3.data);
+    // The padded keys get no weight.
+    for (std::size_t i = 0; i < w2.data.size(); ++i) {
+      if (mask.data[i % 7] != 0.0f) {
+        EXPECT_EQ(w2.data[i], 0.0f) << i;
+      }
+    }
+  }
+  // --key and --value of another rank than --input are refused, whichever of the two it is.
+  for (const char* kv : {"--key x3 --value x2", "--key x2 --value x3"}) {
+    std::string args = kv;
+    for (const char* name : {"x3", "x2"}) {
+      const std::string path =
+          std::string(name) == "x3" ? dir.Path("x3.npy") : c.Path("_query.npy");
+      args.replace(args.find(name), 2, path);
+    }
+    const Result r = RunCli(run + "--input " + c.Path("_query.npy") + " " + args + " --output " +
+                            dir.Path("never.npy"));
+    EXPECT_EQ(r.exit_code, 1) << kv;
+    EXPECT_NE(r.output.find("--key and --value: expected the same rank as --input (2)"),
+              std::string::npos)
+        << kv << ": " << r.output;
+    EXPECT_FALSE(std::ifstream(dir.Path("never.npy")).good()) << kv;
+  }
+}
+
 TEST(CliTest, InputsAndLayersAreChecked) {
   const auto cases = testing_support::LoadGoldenCases();
   const auto& mha = cases.front();
@@ -467,6 +558,11 @@ TEST(CliTest, InfoListsTheLayersOfACheckpoint) {
                            "k_proj.weight                F32   [16, 32]"}) {
     EXPECT_NE(r.output.find(line), std::string::npos) << line << "\n" << r.output;
   }
+  // The hint names the first layer listed.
+  EXPECT_NE(r.output.find("load one with: edgeattn run --weights " + qwen.Path(".safetensors") +
+                          " --prefix 'model.layers.0.self_attn.' --heads N"),
+            std::string::npos)
+      << r.output;
   r = RunCli("info --weights " + cases[16].Path(".safetensors"));  // hf_whisper_cross
   EXPECT_NE(r.output.find("'model.decoder.layers.0.encoder_attn.': whisper"), std::string::npos)
       << r.output;
@@ -481,6 +577,8 @@ TEST(CliTest, InfoListsTheLayersOfACheckpoint) {
   r = RunCli("info --weights " + dir.Path("q8"));
   EXPECT_NE(r.output.find("edgeattn-int8"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("d_model 32, kv dim 16, heads 4"), std::string::npos) << r.output;
+  // An int8 file loads without --prefix or --heads: no hint asks for them.
+  EXPECT_EQ(r.output.find("load one with"), std::string::npos) << r.output;
   r = RunCli("info --weights " + qwen.Path("_query.npy"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("safetensors"), std::string::npos) << r.output;
