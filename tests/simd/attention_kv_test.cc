@@ -258,15 +258,15 @@ void CheckMatchesModel(const simd::AttentionKernel& kernel) {
 }
 
 // need_weights against the model: an additive mask with -inf holes and one row with every key
-// masked, key padding over a whole tile, causal with an offset, a window, a soft cap and a sink;
-// the weights and outputs, nothing written past a row's weights, and any split of rows
-// bit-identical.
+// masked, key padding over a whole tile, causal with an offset, a window, a soft cap and a sink,
+// and a two-sided window with key padding and the additive mask together; the weights and
+// outputs, nothing written past a row's weights, and any split of rows bit-identical.
 void CheckWeightsMatchModel(const simd::AttentionKernel& kernel) {
   uint32_t seed = 700;
   for (size_t dk : {1, 17, 64}) {
     for (size_t lk : {3, 63, 300, 513}) {
       for (size_t lq : {1, 9, 17}) {
-        for (int variant = 0; variant < 4; ++variant) {
+        for (int variant = 0; variant < 5; ++variant) {
           Head head(kernel, lq, lk, dk, seed);
           seed += 3;
           const std::vector<float> mask = AdditiveMask(lq, lk, seed);
@@ -276,15 +276,19 @@ void CheckWeightsMatchModel(const simd::AttentionKernel& kernel) {
           simd::AttentionHeadArgs args = head.Args(out.data());
           args.weights = weights.data();
           args.ldw = ldw;
-          if (variant == 0 || variant == 3) {
+          if (variant == 0 || variant >= 3) {
             args.mask.additive = mask.data();
             args.mask.ld_additive = lk + 1;
           }
           if (variant != 2) args.mask.key_padding = key_bias.data();
-          args.mask.causal = variant >= 2;
-          // The window's rows at the end of the keys, so that whole tiles before it are skipped.
-          args.mask.causal_offset = variant == 3 ? lk / 2 : variant == 2 && lk > lq ? lk - lq : 0;
-          args.mask.window = variant == 2 ? 40 : 0;
+          args.mask.causal = variant == 2 || variant == 3;
+          // The window's rows at the end of the keys, so that whole tiles before it are skipped;
+          // the two-sided one's (variant 4) 50 keys before the end, so that it ends before them.
+          args.mask.causal_offset = variant == 3   ? lk / 2
+                                    : variant == 2 ? (lk > lq ? lk - lq : 0)
+                                    : variant == 4 ? (lk > lq + 50 ? lk - lq - 50 : 0)
+                                                   : 0;
+          args.mask.window = variant == 2 || variant == 4 ? 40 : 0;
           args.softcap = variant == 1 ? 3.0f : 0.0f;
           args.sink = variant == 3 ? 0.25f : -HUGE_VALF;
           head.Run(args, {lq / 3});
@@ -336,6 +340,31 @@ void CheckWeightsMatchModel(const simd::AttentionKernel& kernel) {
               0, std::memcmp(weights.data(), split_weights.data(), weights.size() * sizeof(float)));
         }
       }
+    }
+  }
+}
+
+// A call of rows [begin, end) writes their outputs and weights only: the rows of its last block
+// past `end` (another call's, or past the head) keep their bytes, whatever the block size.
+void CheckCallWritesOnlyItsRows(const simd::AttentionKernel& kernel) {
+  Head head(kernel, 9, 70, 17, 51);
+  head.Pack();
+  const size_t ldw = head.lk;
+  std::vector<float> out(head.lq * head.ld, -3.0f), weights(head.lq * ldw, -3.0f);
+  simd::AttentionHeadArgs args = head.Args(out.data());
+  args.weights = weights.data();
+  args.ldw = ldw;
+  args.mask.causal = true;
+  args.mask.causal_offset = head.lk - head.lq;
+  kernel.run(args, 2, 3, head.scratch.get());
+  for (size_t i = 0; i < head.lq; ++i) {
+    for (size_t c = 0; c < head.ld; ++c) {
+      ASSERT_EQ(out[i * head.ld + c] == -3.0f, i != 2 || c >= head.dk)
+          << "row " << i << " col " << c;
+    }
+    for (size_t j = 0; j < ldw; ++j) {
+      // Row 2 (position 63) sees keys [0, 63]: every weight of its row is written.
+      ASSERT_EQ(weights[i * ldw + j] == -3.0f, i != 2) << "row " << i << " key " << j;
     }
   }
 }
@@ -567,6 +596,9 @@ TEST_P(AttentionKvTest, TestCompactKvVariantsAgree) {
   ForEachKernel(GetParam(), CheckVariantsAgree);
 }
 TEST_P(AttentionKvTest, TestCompactKvWeights) { ForEachKernel(GetParam(), CheckWeightsMatchModel); }
+TEST_P(AttentionKvTest, TestCompactKvCallWritesOnlyItsRows) {
+  ForEachKernel(GetParam(), CheckCallWritesOnlyItsRows);
+}
 TEST_P(AttentionKvTest, TestCompactKvI8ValuesExact) {
   ForEachKernel(GetParam(), CheckI8ValuesExact);
 }
