@@ -117,6 +117,41 @@ void TestQuantizeNonFiniteBlocks(int64_t /* target */) {
   }
 }
 
+// Halfway values round to even, as std::nearbyint does (not away from zero): a block whose
+// largest |x| is 127 quantizes with inv = 1, so x itself is what is rounded.
+void TestQuantizeRoundsTiesToEven(int64_t /* target */) {
+  const std::vector<float> x = {127.0f, 0.5f, 1.5f, 2.5f, -0.5f, -2.5f, 126.5f, -3.5f};
+  const size_t k = x.size(), block = 32;
+  std::vector<int8_t> q(simd::QuantizedRowStride(k), 99);
+  std::vector<float> scales(1);
+  simd::QuantizeRowsI8(x.data(), k, 1, k, block, q.data(), scales.data(), {},
+                       simd::QuantizedBytes::kSigned);
+  EXPECT_EQ(scales[0], 1.0f);
+  EXPECT_EQ(q, (std::vector<int8_t>{127, 0, 2, 2, 0, -2, 126, -4}));
+}
+
+// Blocks whose largest |x| is at most 1e-30 are stored as zeros with a zero scale (for 1e-37,
+// 127 / amax overflows to infinity, which must never reach the bytes); a small block above that
+// quantizes as usual.
+void TestQuantizeTinyBlocks(int64_t /* target */) {
+  const size_t block = 4, k = 12;
+  const std::vector<float> x = {1e-37f, -5e-38f, 0.0f, 3e-38f,   // tiny: zeros
+                                2e-31f, -1e-31f, 0.0f, 5e-32f,   // below 1e-30: zeros
+                                1e-25f, -5e-26f, 0.0f, 2.5e-26f};  // small but usable
+  std::vector<int8_t> q(simd::QuantizedRowStride(k), 99);
+  std::vector<float> scales(3);
+  simd::QuantizeRowsI8(x.data(), k, 1, k, block, q.data(), scales.data(), {},
+                       simd::QuantizedBytes::kOffsetUnsigned);
+  EXPECT_EQ(scales[0], 0.0f);
+  EXPECT_EQ(scales[1], 0.0f);
+  EXPECT_EQ(scales[2], 1e-25f / 127.0f);
+  const float inv = 127.0f / 1e-25f;
+  for (size_t i = 0; i < k; ++i) {
+    const int want = i < 8 ? 0 : static_cast<int>(std::nearbyint(x[i] * inv));
+    EXPECT_EQ(static_cast<int>(static_cast<uint8_t>(q[i])), want + 128) << "at " << i;
+  }
+}
+
 // Quantized activation rows as QuantizeRowsI8 leaves them, with their outliers.
 struct Qd8Rows {
   size_t m, k, block;
@@ -492,6 +527,8 @@ void TestOutlierSelection(int64_t target) {
 HWY_BEFORE_TEST(GemmI8Test);
 TEST_P(GemmI8Test, TestQuantizeMatchesScalar) { TestQuantizeMatchesScalar(GetParam()); }
 TEST_P(GemmI8Test, TestQuantizeNonFiniteBlocks) { TestQuantizeNonFiniteBlocks(GetParam()); }
+TEST_P(GemmI8Test, TestQuantizeRoundsTiesToEven) { TestQuantizeRoundsTiesToEven(GetParam()); }
+TEST_P(GemmI8Test, TestQuantizeTinyBlocks) { TestQuantizeTinyBlocks(GetParam()); }
 TEST_P(GemmI8Test, TestListsTheKernelsThisCpuRuns) { TestListsTheKernelsThisCpuRuns(GetParam()); }
 TEST_P(GemmI8Test, TestEveryKernelMatchesScalar) { TestEveryKernelMatchesScalar(GetParam()); }
 TEST_P(GemmI8Test, TestEveryKernelExtremeValues) { TestEveryKernelExtremeValues(GetParam()); }

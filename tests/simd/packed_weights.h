@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "hwy/aligned_allocator.h"
@@ -22,7 +23,11 @@ struct PackedWeights {
   PackedWeights(const simd::ProjectionKernel& kernel, const void* w, std::size_t n,
                 std::size_t k, std::size_t block, const std::vector<float>& scales_in,
                 const std::vector<float>& bias_in) {
-    packed = hwy::AllocateAligned<std::uint8_t>(kernel.packed_bytes(n, k, block));
+    const std::size_t bytes = kernel.packed_bytes(n, k, block);
+    packed = hwy::AllocateAligned<std::uint8_t>(bytes);
+    // Garbage first, as the operator's allocation may hold: a pack that leaves padding bytes
+    // unwritten (k past a group of 4, n past a panel) shows in the results.
+    std::memset(packed.get(), 0xA5, bytes);
     kernel.pack(w, n, k, block, packed.get());
     const std::size_t padded = (n + kernel.panel_width - 1) / kernel.panel_width *
                                kernel.panel_width;
