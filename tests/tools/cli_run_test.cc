@@ -494,15 +494,11 @@ TEST(CliTest, RunUnbatchedInputTakesUnbatchedMasksAndWeights) {
     }
   }
   // --key and --value of another rank than --input are refused, whichever of the two it is.
-  for (const char* kv : {"--key x3 --value x2", "--key x2 --value x3"}) {
-    std::string args = kv;
-    for (const char* name : {"x3", "x2"}) {
-      const std::string path =
-          std::string(name) == "x3" ? dir.Path("x3.npy") : c.Path("_query.npy");
-      args.replace(args.find(name), 2, path);
-    }
-    const Result r = RunCli(run + "--input " + c.Path("_query.npy") + " " + args + " --output " +
-                            dir.Path("never.npy"));
+  const std::string rank2 = c.Path("_query.npy"), rank3 = dir.Path("x3.npy");
+  for (const std::string& kv : {"--key " + rank3 + " --value " + rank2,
+                                "--key " + rank2 + " --value " + rank3}) {
+    const Result r =
+        RunCli(run + "--input " + rank2 + " " + kv + " --output " + dir.Path("never.npy"));
     EXPECT_EQ(r.exit_code, 1) << kv;
     EXPECT_NE(r.output.find("--key and --value: expected the same rank as --input (2)"),
               std::string::npos)
