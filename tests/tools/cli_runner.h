@@ -2,6 +2,7 @@
 #ifndef EDGEATTN_TESTS_TOOLS_CLI_RUNNER_H_
 #define EDGEATTN_TESTS_TOOLS_CLI_RUNNER_H_
 
+#include <gtest/gtest.h>
 #include <pty.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -79,6 +80,17 @@ inline std::vector<std::string> Lines(const std::string& output) {
     start = end == std::string::npos ? output.size() : end + 1;
   }
   return lines;
+}
+
+// A small custom shape measured quickly; the options under test come after it.
+inline const std::string kSmallBench =
+    "bench --d-model 24 --heads 3 --min-time 0.01 --min-calls 3 ";
+
+// The rows of a small bench run that must succeed, as JSON.
+inline std::vector<nlohmann::json> SmallBenchRows(const std::string& args) {
+  const Result r = RunCli(kSmallBench + args + " --json");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return JsonLines(r.output);
 }
 
 }  // namespace cli_test
