@@ -441,28 +441,64 @@ struct F32Layout {
 void CheckF32PackMatchesModel(const simd::AttentionKernel& kernel) {
   for (size_t dk : {1, 3, 4, 5, 17, 63, 64, 129}) {
     SCOPED_TRACE(dk);
-    const size_t lk = 70 + dk % 4, ld = dk + 5;
+    // Keys and values at different strides: a pack that takes one for the other shows.
+    const size_t lk = 70 + dk % 4, ld = dk + 5, ldv = dk + 2;
     const std::vector<float> k = testing_support::RandomNormal(lk * ld, 40 + dk);
-    const std::vector<float> v = testing_support::RandomNormal(lk * ld, 50 + dk);
+    const std::vector<float> v = testing_support::RandomNormal(lk * ldv, 50 + dk);
     const std::vector<float> k2 = testing_support::RandomNormal(lk * ld, 60 + dk);
-    const std::vector<float> v2 = testing_support::RandomNormal(lk * ld, 70 + dk);
+    const std::vector<float> v2 = testing_support::RandomNormal(lk * ldv, 70 + dk);
     F32Layout want(kernel, lk, dk);
     std::vector<float> keys(want.keys.size(), NAN), values(want.values.size(), NAN);
-    kernel.pack(k.data(), ld, v.data(), ld, 0, 33, 33, dk, keys.data(), values.data());
-    kernel.pack(k.data() + 33 * ld, ld, v.data() + 33 * ld, ld, 33, lk - 33, lk, dk, keys.data(),
-                values.data());
-    for (size_t pos = 0; pos < lk; ++pos) want.Put(pos, &k[pos * ld], &v[pos * ld], dk);
+    kernel.pack(k.data(), ld, v.data(), ldv, 0, 33, 33, dk, keys.data(), values.data());
+    kernel.pack(k.data() + 33 * ld, ld, v.data() + 33 * ldv, ldv, 33, lk - 33, lk, dk,
+                keys.data(), values.data());
+    for (size_t pos = 0; pos < lk; ++pos) want.Put(pos, &k[pos * ld], &v[pos * ldv], dk);
     for (size_t first : {13, 58}) {
       const size_t count = first == 58 ? 9 : 1;
-      kernel.pack(k2.data() + first * ld, ld, v2.data() + first * ld, ld, first, count, lk, dk,
+      kernel.pack(k2.data() + first * ld, ld, v2.data() + first * ldv, ldv, first, count, lk, dk,
                   keys.data(), values.data());
       for (size_t pos = first; pos < first + count; ++pos) {
-        want.Put(pos, &k2[pos * ld], &v2[pos * ld], dk);
+        want.Put(pos, &k2[pos * ld], &v2[pos * ldv], dk);
       }
     }
     ASSERT_EQ(0, std::memcmp(keys.data(), want.keys.data(), keys.size() * sizeof(float)));
     ASSERT_EQ(0, std::memcmp(values.data(), want.values.data(), values.size() * sizeof(float)));
   }
+}
+
+// The output rows at their own stride, wider than the queries' (a head's columns of a concat
+// buffer need not share the Q projection's stride): the same bits as at the queries' stride, and
+// nothing written outside the head's columns.
+void CheckAttentionOutputStride(const simd::AttentionKernel& kernel) {
+  for (size_t lq : {3, 17}) {
+    AttentionHead head(kernel, lq, 40, 17, 103);
+    const std::vector<float> want = RunPlain(head, {});
+    const size_t ldo = head.ld + 11;
+    std::vector<float> out(lq * ldo, -3.0f);
+    simd::AttentionHeadArgs args = head.Args(out.data());
+    args.ldo = ldo;
+    head.Run(args, {lq / 2});
+    for (size_t i = 0; i < lq; ++i) {
+      for (size_t c = 0; c < ldo; ++c) {
+        const float expected = c < head.dk ? want[i * head.ld + c] : -3.0f;
+        ASSERT_EQ(out[i * ldo + c], expected) << "lq=" << lq << " row " << i << " col " << c;
+      }
+    }
+  }
+}
+
+// A block of rows whose window starts straddle a tile edge: its first row sees the end of tile
+// 0, its later rows only tile 1, so the block's first tile is its first row's.
+void CheckAttentionWindowBlockStraddlesTile(const simd::AttentionKernel& kernel) {
+  const size_t lq = 8, lk = 300, dk = 8, window = 8, offset = 261;  // row 0 sees 254..261
+  AttentionHead head(kernel, lq, lk, dk, 105);
+  simd::AttentionHeadArgs args = head.Args(nullptr);
+  args.mask.causal = true;
+  args.mask.causal_offset = offset;
+  args.mask.window = window;
+  args.ldw = lk;
+  const auto sees = [&](size_t i, size_t j) { return j <= i + offset && i + offset - j < window; };
+  CheckAgainstReference(head, args, {}, sees, 0, /*compare_unsplit=*/false);
 }
 
 }  // namespace
@@ -497,6 +533,12 @@ TEST_P(AttentionTest, TestAttentionShiftInvariant) {
 }
 TEST_P(AttentionTest, TestAttentionPaddingHidesNaN) {
   ForEachKernel(GetParam(), CheckAttentionPaddingHidesNaN);
+}
+TEST_P(AttentionTest, TestAttentionOutputStride) {
+  ForEachKernel(GetParam(), CheckAttentionOutputStride);
+}
+TEST_P(AttentionTest, TestAttentionWindowBlockStraddlesTile) {
+  ForEachKernel(GetParam(), CheckAttentionWindowBlockStraddlesTile);
 }
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(AttentionTest);
 }  // namespace edgeattn

@@ -159,6 +159,35 @@ void TestExp2NonPositive() {
   for (float v : special) EXPECT_TRUE(std::isnan(v));
 }
 
+// The exponentials and their sum on their own, for every length up to five vectors: within
+// the row operations' contract they may overwrite lanes up to the next whole vector past n, and
+// not one float beyond it, where the core keeps the next row's scores.
+void TestExp2ShiftSumStaysInRow() {
+  const simd::HWY_NAMESPACE::RowTag d;
+  const size_t N = hn::Lanes(d);
+  for (size_t n = 1; n <= 5 * N; ++n) {
+    const size_t padded = (n + N - 1) / N * N;
+    std::vector<float> x = testing_support::RandomNormal(padded + 2 * N, 200 + n);
+    for (size_t i = n; i < x.size(); ++i) x[i] = kSentinel;
+    const std::vector<float> in = x;
+    const float shift = 8.0f;  // above every N(0, 1) input
+    const float sum = hn::GetLane(
+        hn::SumOfLanes(d, simd::HWY_NAMESPACE::Exp2ShiftSumF32(x.data(), n, shift)));
+    double want_sum = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+      const double want = std::exp2(double(in[i]) - shift);
+      want_sum += want;
+      // 2^x within 4 u, and the argument's rounding (|x - shift| u) ln 2 times that.
+      const double tol = (4.0 + std::fabs(double(in[i]) - shift)) * kFloatEps * want;
+      ASSERT_NEAR(x[i], want, tol) << "n=" << n << " i=" << i;
+    }
+    ASSERT_NEAR(sum, want_sum, (n + 16) * kFloatEps * want_sum) << "n=" << n;
+    for (size_t i = padded; i < x.size(); ++i) {
+      ASSERT_EQ(x[i], kSentinel) << "n=" << n << " wrote past its vectors at " << i;
+    }
+  }
+}
+
 // The epilogue's scaled store: exact products, and nothing written past n (the next columns
 // belong to another head).
 void TestStoreRowScaled() {
@@ -187,6 +216,7 @@ HWY_BEFORE_TEST(SoftmaxTest);
 HWY_EXPORT_AND_TEST_P(SoftmaxTest, TestSoftmaxMatchesScalar);
 HWY_EXPORT_AND_TEST_P(SoftmaxTest, TestSoftmaxSpecialValues);
 HWY_EXPORT_AND_TEST_P(SoftmaxTest, TestExp2NonPositive);
+HWY_EXPORT_AND_TEST_P(SoftmaxTest, TestExp2ShiftSumStaysInRow);
 HWY_EXPORT_AND_TEST_P(SoftmaxTest, TestStoreRowScaled);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(SoftmaxTest);
 }  // namespace edgeattn
