@@ -24,21 +24,19 @@ static void check_error(edgeattn_status status, const char* fragment, const char
 }
 
 /* A safetensors file in memory: the layer of `op` below (identity projections, out bias
- * (0.5, -0.5), a zero in_proj_bias) at "layers.0.self_attn." of a model, as its state_dict
- * names it. Returns the size. */
-static size_t layer_file(unsigned char* buf, const float* eye3, const float* eye,
-                         const float* out_bias) {
-  const char* header =
-      "{\"layers.0.self_attn.in_proj_bias\":{\"dtype\":\"F32\",\"shape\":[6],"
-      "\"data_offsets\":[0,24]},"
-      "\"layers.0.self_attn.in_proj_weight\":{\"dtype\":\"F32\",\"shape\":[6,2],"
-      "\"data_offsets\":[24,72]},"
-      "\"layers.0.self_attn.out_proj.bias\":{\"dtype\":\"F32\",\"shape\":[2],"
-      "\"data_offsets\":[72,80]},"
-      "\"layers.0.self_attn.out_proj.weight\":{\"dtype\":\"F32\",\"shape\":[2,2],"
-      "\"data_offsets\":[80,96]}}";
+ * (0.5, -0.5), a zero in_proj_bias) under `prefix` ("layers.0.self_attn." as a model's
+ * state_dict names it, or "" for the top level). Returns the size. */
+static size_t layer_file(unsigned char* buf, const char* prefix, const float* eye3,
+                         const float* eye, const float* out_bias) {
+  char header[512];
   const float zeros[6] = {0, 0, 0, 0, 0, 0};
-  size_t n = strlen(header);
+  size_t n = (size_t)snprintf(
+      header, sizeof header,
+      "{\"%sin_proj_bias\":{\"dtype\":\"F32\",\"shape\":[6],\"data_offsets\":[0,24]},"
+      "\"%sin_proj_weight\":{\"dtype\":\"F32\",\"shape\":[6,2],\"data_offsets\":[24,72]},"
+      "\"%sout_proj.bias\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[72,80]},"
+      "\"%sout_proj.weight\":{\"dtype\":\"F32\",\"shape\":[2,2],\"data_offsets\":[80,96]}}",
+      prefix, prefix, prefix, prefix);
   const size_t padded = (n + 7) / 8 * 8;
   size_t i;
   for (i = 0; i < 8; ++i) buf[i] = (unsigned char)((padded >> (8 * i)) & 0xFF);
@@ -252,7 +250,7 @@ int main(void) {
    * after the load returns. */
   {
     unsigned char buf[1024];
-    const size_t size = layer_file(buf, eye3, eye, out_bias);
+    const size_t size = layer_file(buf, "layers.0.self_attn.", eye3, eye, out_bias);
     edgeattn_load_options options;
     edgeattn_operator* loaded = NULL;
     float z[4] = {0, 0, 0, 0};
@@ -267,7 +265,7 @@ int main(void) {
           "forward after the buffer is gone");
     check(fabs(z[0] - (a + 0.5)) < 1e-6 && fabs(z[1] - (0.5 - a)) < 1e-6, "memory load values");
     edgeattn_operator_destroy(loaded);
-    layer_file(buf, eye3, eye, out_bias);
+    layer_file(buf, "layers.0.self_attn.", eye3, eye, out_bias);
     f = fopen("c_api_layer.safetensors", "wb");
     check(f != NULL && fwrite(buf, 1, size, f) == size, "write layer file");
     if (f != NULL) fclose(f);
@@ -535,7 +533,7 @@ int main(void) {
   {
     /* A load's kv_format sets the forward calls' K/V storage, as the config's does. */
     unsigned char buf[1024];
-    const size_t size = layer_file(buf, eye3, eye, out_bias);
+    const size_t size = layer_file(buf, "layers.0.self_attn.", eye3, eye, out_bias);
     edgeattn_load_options options;
     edgeattn_operator* loaded = NULL;
     memset(&options, 0, sizeof options);
@@ -553,6 +551,78 @@ int main(void) {
     check_error(edgeattn_context_create((size_t)-1, &none), "threads", "threads = -1");
     check_error(edgeattn_context_create(100000, &none), "got 100000", "too many threads");
     check(none == NULL, "failed context create leaves out NULL");
+  }
+
+  {
+    /* A successful call clears the message of a failed one before it. */
+    check_error(edgeattn_forward(op, context, x, 1, 0, NULL, NULL, 0, y), "query.length",
+                "a failed call");
+    check(edgeattn_forward(op, context, x, 1, 2, NULL, NULL, 0, y) == EDGEATTN_OK &&
+              strcmp(edgeattn_last_error(), "") == 0,
+          "a successful call clears the last error");
+  }
+  {
+    /* A failed create or load leaves NULL in *out even where it held a live handle (here one
+     * that op and context, kept in variables of their own, still hold). */
+    const edgeattn_config three_heads = {2, 3, EDGEATTN_FP32, 0};
+    const unsigned char junk[16] = {0};
+    edgeattn_operator* held = op;
+    edgeattn_context* held_context = context;
+    edgeattn_load_options options;
+    memset(&options, 0, sizeof options);
+    options.num_heads = 1;
+    check_error(edgeattn_operator_create(&three_heads, &weights, &held), "num_heads",
+                "create: 3 heads for d 2");
+    check(held == NULL, "failed create leaves out NULL");
+    held = op;
+    check_error(edgeattn_operator_load("/nonexistent/m.safetensors", 1, EDGEATTN_FP32, &held),
+                "/nonexistent/m.safetensors", "load: missing file");
+    check(held == NULL, "failed load leaves out NULL");
+    held = op;
+    check_error(edgeattn_operator_load_ex("/nonexistent/m.safetensors", &options, &held),
+                "/nonexistent/m.safetensors", "load_ex: missing file");
+    check(held == NULL, "failed load_ex leaves out NULL");
+    held = op;
+    check_error(edgeattn_operator_load_memory(junk, sizeof junk, &options, &held), "memory buffer",
+                "load_memory: not a safetensors file");
+    check(held == NULL, "failed load_memory leaves out NULL");
+    check_error(edgeattn_context_create(100000, &held_context), "got 100000",
+                "context: too many threads");
+    check(held_context == NULL, "failed context create leaves out NULL");
+    held_context = context;
+    check_error(edgeattn_context_create_with_pool(NULL, &held_context), "pool", "NULL pool");
+    check(held_context == NULL, "failed pool context create leaves out NULL");
+  }
+  {
+    /* edgeattn_operator_load passes num_heads and precision on: the layer at the top level of
+     * a file loads as fp32 or int8 as asked, and 3 heads for d_model 2 are refused. */
+    unsigned char buf[1024];
+    const size_t size = layer_file(buf, "", eye3, eye, out_bias);
+    edgeattn_operator* loaded = NULL;
+    float z[4] = {0, 0, 0, 0};
+    FILE* f = fopen("c_api_top_level.safetensors", "wb");
+    check(f != NULL && fwrite(buf, 1, size, f) == size, "write top-level layer file");
+    if (f != NULL) fclose(f);
+    check(edgeattn_operator_load("c_api_top_level.safetensors", 1, EDGEATTN_FP32, &loaded) ==
+              EDGEATTN_OK,
+          "load: fp32");
+    check(strncmp(edgeattn_operator_projection_kernel(loaded), "f32_", 4) == 0,
+          "load: an fp32 kernel");
+    check(edgeattn_forward(loaded, context, x, 1, 2, NULL, NULL, 0, z) == EDGEATTN_OK &&
+              fabs(z[0] - (a + 0.5)) < 1e-6 && fabs(z[1] - (0.5 - a)) < 1e-6,
+          "load: values");
+    edgeattn_operator_destroy(loaded);
+    loaded = NULL;
+    check(edgeattn_operator_load("c_api_top_level.safetensors", 1, EDGEATTN_INT8, &loaded) ==
+              EDGEATTN_OK,
+          "load: int8");
+    check(strncmp(edgeattn_operator_projection_kernel(loaded), "qd8_", 4) == 0,
+          "load: an int8 kernel");
+    edgeattn_operator_destroy(loaded);
+    loaded = NULL;
+    check_error(edgeattn_operator_load("c_api_top_level.safetensors", 3, EDGEATTN_FP32, &loaded),
+                "num_heads", "load: 3 heads for d_model 2");
+    remove("c_api_top_level.safetensors");
   }
 
   edgeattn_operator_destroy(op);

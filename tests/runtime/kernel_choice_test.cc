@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "edgeattn/cpu_dispatch.hpp"
 #include "edgeattn/edgeattn.hpp"
 #include "tests/expect_error.h"
 #include "tests/runtime/test_model.h"
@@ -121,6 +122,26 @@ TEST(ProjectionKernelTest, UnknownKernelNamesTheAvailableOnes) {
   // An fp32 kernel is not an int8 one.
   config.projection_kernel = ProjectionKernels(Precision::kFp32).front();
   ExpectError([&] { MultiheadAttention(config, model.view()); }, {"Config.projection_kernel"});
+}
+
+// What `edgeattn info` reports of the build and this CPU: the supported targets are compiled
+// ones in the compiled order (best first), dispatch runs the best of them, and the oneTBB
+// version names both the headers' and the loaded library's.
+TEST(CpuDispatchTest, TargetsAndTbbVersion) {
+  const std::vector<std::string> compiled = CompiledTargets(), supported = SupportedTargets();
+  ASSERT_FALSE(supported.empty());
+  std::size_t next = 0;
+  for (const std::string& target : supported) {
+    while (next < compiled.size() && compiled[next] != target) ++next;
+    ASSERT_LT(next, compiled.size()) << target << ": not compiled, or out of order";
+    ++next;
+  }
+  EXPECT_EQ(ChosenTarget(), supported.front());
+  if (EDGEATTN_WITH_TBB) {
+    EXPECT_NE(TbbVersion().find(" (runtime "), std::string::npos) << TbbVersion();
+  } else {
+    EXPECT_EQ(TbbVersion(), "");
+  }
 }
 
 }  // namespace

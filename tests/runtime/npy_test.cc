@@ -1,12 +1,15 @@
 // .npy round trips and every malformed-file error.
-#include <cstdio>
-#include <string>
-#include <vector>
+#include "edgeattn/npy.hpp"
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "edgeattn/edgeattn.hpp"
-#include "edgeattn/npy.hpp"
 #include "tests/expect_error.h"
 
 namespace edgeattn {
@@ -257,6 +260,25 @@ TEST(NpyTest, WrittenDataIsAligned) {
     EXPECT_EQ(bytes[data_start - 1], '\n') << n;
     EXPECT_EQ(bytes.size(), data_start + 4 * n) << n;
   }
+}
+
+// The mask helpers the CLI and the golden tests use: NpyBools reads 1 / 0 as true / false;
+// BoolMaskToAdditive makes a bool mask 0 / -inf and marks it float32 (a float32 mask is
+// additive already, so a second call, or one on a float mask, leaves the values alone).
+TEST(NpyTest, MaskHelpers) {
+  NpyArray mask{{1, 3}, {1.0f, 0.0f, 1.0f}, NpyDType::kBool};
+  const std::unique_ptr<bool[]> bools = NpyBools(mask);
+  EXPECT_TRUE(bools[0]);
+  EXPECT_FALSE(bools[1]);
+  EXPECT_TRUE(bools[2]);
+  const float inf = std::numeric_limits<float>::infinity();
+  BoolMaskToAdditive(&mask);
+  EXPECT_EQ(mask.dtype, NpyDType::kFloat32);
+  EXPECT_EQ(mask.data, (std::vector<float>{-inf, 0.0f, -inf}));
+  NpyArray additive{{2}, {0.5f, -2.0f}, NpyDType::kFloat32};
+  BoolMaskToAdditive(&additive);
+  EXPECT_EQ(additive.dtype, NpyDType::kFloat32);
+  EXPECT_EQ(additive.data, (std::vector<float>{0.5f, -2.0f}));
 }
 
 }  // namespace

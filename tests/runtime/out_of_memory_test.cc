@@ -3,6 +3,7 @@
 // "std::bad_alloc" (C: "out of memory").
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <new>
@@ -11,6 +12,7 @@
 
 #include "edgeattn/edgeattn.h"
 #include "edgeattn/edgeattn.hpp"
+#include "edgeattn/safetensors.hpp"
 #include "runtime/benchmark_case.h"
 #include "tests/address_limit.h"
 
@@ -69,6 +71,29 @@ constexpr std::size_t kHeadroom = std::size_t{256} << 20;
                  ? 0
                  : 3);
 }
+
+// The standard library's std::bad_alloc (not an OutOfMemory) reaches a C caller as
+// EDGEATTN_ERROR_OUT_OF_MEMORY saying "out of memory": here the float copies a load makes of F16
+// weights (48 MiB for in_proj_weight) under a limit of 16 MiB more than the process holds.
+[[noreturn]] void CApiPlainBadAllocUnderAddressLimit() {
+  constexpr std::size_t d = 2048;
+  const std::vector<std::uint16_t> zeros(3 * d * d, 0);
+  SafetensorsWriter writer;
+  writer.Add("in_proj_weight", DType::kF16, {3 * d, d}, zeros.data());
+  writer.Add("out_proj.weight", DType::kF16, {d, d}, zeros.data());
+  const std::vector<std::uint8_t> bytes = writer.Serialize();
+  edgeattn_load_options options{};
+  options.num_heads = 16;
+  edgeattn_operator* op = nullptr;
+  testing_support::LimitAddressSpace(std::size_t{16} << 20);
+  const edgeattn_status status =
+      edgeattn_operator_load_memory(bytes.data(), bytes.size(), &options, &op);
+  std::fprintf(stderr, "%d %s\n", static_cast<int>(status), edgeattn_last_error());
+  std::_Exit(status == EDGEATTN_ERROR_OUT_OF_MEMORY && op == nullptr &&
+                     std::string(edgeattn_last_error()) == "out of memory"
+                 ? 0
+                 : 3);
+}
 #endif
 
 // Under an address-space limit (ulimit -v), in a child process, since the limit cannot be lifted.
@@ -79,6 +104,16 @@ TEST(OutOfMemoryDeathTest, ErrorNamesTheBufferAndItsBytes) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(CacheUnderAddressLimit(), ::testing::ExitedWithCode(0), HugeCache::KeysMessage());
   EXPECT_EXIT(CApiCacheUnderAddressLimit(), ::testing::ExitedWithCode(0), HugeCache::KeysMessage());
+#endif
+}
+
+TEST(OutOfMemoryDeathTest, CApiReportsAStandardBadAlloc) {
+#ifdef EDGEATTN_SANITIZED
+  GTEST_SKIP() << "sanitizers reserve terabytes of address space: no limit can be set";
+#else
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(CApiPlainBadAllocUnderAddressLimit(), ::testing::ExitedWithCode(0),
+              "2 out of memory");
 #endif
 }
 

@@ -1,16 +1,18 @@
 // safetensors round trips and every malformed-file error.
+#include "edgeattn/safetensors.hpp"
+
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
 #include "edgeattn/edgeattn.hpp"
-#include "edgeattn/safetensors.hpp"
+#include "tests/expect_error.h"
 
 namespace edgeattn {
 namespace {
@@ -403,6 +405,32 @@ TEST(SafetensorsTest, ShapeOfNonNumbersIsRejected) {
                                   0),
                    "shape holds a non-integer or negative");
   }
+}
+
+// The dtype facts the header declares (DTypeSize refuses the sub-byte dtypes, naming them), and
+// a file's lookups: Contains, source() and a tensor's element count (1 for a scalar's shape []).
+TEST(SafetensorsTest, DTypeFactsAndLookups) {
+  EXPECT_STREQ(DTypeName(DType::kF8E4M3), "F8_E4M3");
+  EXPECT_STREQ(DTypeName(DType::kBF16), "BF16");
+  EXPECT_EQ(DTypeBits(DType::kF4), 4u);
+  EXPECT_EQ(DTypeBits(DType::kF6E3M2), 6u);
+  EXPECT_EQ(DTypeBits(DType::kC64), 64u);
+  EXPECT_EQ(DTypeSize(DType::kBool), 1u);
+  EXPECT_EQ(DTypeSize(DType::kBF16), 2u);
+  EXPECT_EQ(DTypeSize(DType::kF32), 4u);
+  EXPECT_EQ(DTypeSize(DType::kC64), 8u);
+  testing_support::ExpectError([] { DTypeSize(DType::kF4); }, {"DTypeSize: F4", "4 bits"});
+  testing_support::ExpectError([] { DTypeSize(DType::kF6E2M3); }, {"DTypeSize: F6_E2M3", "6 bits"});
+  const float values[6] = {1, 2, 3, 4, 5, 6};
+  SafetensorsWriter writer;
+  writer.Add("m", DType::kF32, {2, 3}, values);
+  writer.Add("s", DType::kF32, {}, values);
+  const SafetensorsFile file = SafetensorsFile::Parse(writer.Serialize(), "facts.safetensors");
+  EXPECT_EQ(file.source(), "facts.safetensors");
+  EXPECT_TRUE(file.Contains("m"));
+  EXPECT_FALSE(file.Contains("M"));
+  EXPECT_EQ(file.Info("m").elements(), 6u);
+  EXPECT_EQ(file.Info("s").elements(), 1u);
 }
 
 }  // namespace

@@ -319,6 +319,36 @@ TEST(SchedulerTest, DefaultExecutorFollowsTheBuild) {
   EXPECT_STREQ(SerialExecutor(2).kind(), "serial");
 }
 
+// An application's executor that overrides only what it must is reported (`edgeattn info`) as
+// "application" and not spinning; a SerialExecutor of 0 workers (or the default) has one.
+TEST(SchedulerTest, ExecutorDefaults) {
+  struct Plain final : Executor {
+    std::size_t workers() const override { return 1; }
+    void RunWorkers(WorkerFn fn) override { fn(0); }
+  } plain;
+  EXPECT_STREQ(plain.kind(), "application");
+  EXPECT_FALSE(plain.spins());
+  EXPECT_STREQ(Context(plain).executor().kind(), "application");
+  SerialExecutor zero(0);
+  EXPECT_EQ(zero.workers(), 1u);
+  EXPECT_EQ(Context(zero).threads(), 1u);
+  EXPECT_EQ(SerialExecutor().workers(), 1u);
+  EXPECT_FALSE(SerialExecutor().spins());
+}
+
+// Context() is Context(0): one thread per hardware thread, as the default executor counts them
+// (a one-CPU machine cannot tell this from one thread).
+TEST(SchedulerTest, DefaultContextHasOneThreadPerHardwareThread) {
+  const Context by_default;
+  const Context zero(0);
+  EXPECT_EQ(by_default.threads(), zero.threads());
+#if EDGEATTN_WITH_TBB
+  EXPECT_EQ(zero.threads(), MakeTbbExecutor(0)->workers());
+#else
+  EXPECT_EQ(zero.threads(), MakeThreadPoolExecutor(0)->workers());
+#endif
+}
+
 TEST(ThreadPoolTest, WithoutSpinningMatchesSerial) {
   const ShapeSpec& s = ContractShapes()[0];
   const RandomModel model(s.d_model, s.heads);

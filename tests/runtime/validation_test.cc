@@ -186,6 +186,28 @@ TEST(ValidationTest, MovedFromOperatorThrows) {
   ExpectError([&] { KvCache cache(mha, 4); }, {"moved-from"});
 }
 
+// Move assignment leaves its source moved-from, as a move does (a swap would hand the source
+// the target's old contents): the target holds what the source held, and the source throws.
+TEST(ValidationTest, MoveAssignmentEmptiesTheSource) {
+  const Weights w(8);
+  MultiheadAttention source({8, 2}, w.view());
+  MultiheadAttention target({8, 1}, w.view());
+  target = std::move(source);
+  EXPECT_EQ(target.config().num_heads, 2u);
+  // NOLINTNEXTLINE(bugprone-use-after-move): using the moved-from object is the point.
+  ExpectError([&] { (void)source.config(); }, {"MultiheadAttention: moved-from"});
+  KvCache cache(target, 4), other_cache(target, 8);
+  other_cache = std::move(cache);
+  EXPECT_EQ(other_cache.max_length(), 4u);
+  // NOLINTNEXTLINE(bugprone-use-after-move): using the moved-from object is the point.
+  ExpectError([&] { (void)cache.length(); }, {"KvCache: moved-from"});
+  CrossAttentionMemory memory(target, 4), other_memory(target, 8);
+  other_memory = std::move(memory);
+  EXPECT_EQ(other_memory.max_length(), 4u);
+  // NOLINTNEXTLINE(bugprone-use-after-move): using the moved-from object is the point.
+  ExpectError([&] { (void)memory.bytes(); }, {"CrossAttentionMemory: moved-from"});
+}
+
 TEST(ValidationTest, NonFiniteInputPoisonsOnlyItsRows) {
   const Weights w(8);
   const MultiheadAttention mha({8, 2}, w.view());

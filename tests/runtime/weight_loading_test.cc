@@ -445,5 +445,23 @@ TEST(WeightLoadingTest, LayerNamesStartAtADot) {
   ExpectLoadError(bytes, Options(4), {"the file holds no attention layer edgeattn knows"});
 }
 
+// Load(path, num_heads, precision, int8_block) is Load(path, {num_heads, precision,
+// int8_block}): the precision and the block reach the operator.
+TEST(WeightLoadingTest, ShortLoadPassesPrecisionAndBlock) {
+  const TorchLayer t;
+  testing_support::ScratchDir dir;
+  const std::string path = dir.Path("layer.safetensors");
+  t.File(true, true).writer.Write(path);
+  LoadOptions options = Options(4);
+  options.precision = Precision::kInt8;
+  options.int8_block = 8;
+  const MultiheadAttention int8 = MultiheadAttention::Load(path, 4, Precision::kInt8, 8);
+  EXPECT_EQ(int8.config().precision, Precision::kInt8);
+  EXPECT_EQ(int8.config().int8_block, 8u);
+  EXPECT_EQ(Forward1(int8), Forward1(MultiheadAttention::Load(path, options)));
+  EXPECT_EQ(MultiheadAttention::Load(path, 4, Precision::kBf16).config().precision,
+            Precision::kBf16);
+}
+
 }  // namespace
 }  // namespace edgeattn
