@@ -160,8 +160,13 @@ void MultiheadAttention::ProjectMemory(Context& context, ConstTensor encoder_out
   options.key_lengths = m.lengths.data();
   const KvStore store{m.keys.get(),    m.values.get(), m.keys_stride,
                       m.values_stride, nullptr,        m.max_length};
-  MhaProjectKeysValues(impl.projections, *impl.attention, impl.math, shape, options, encoder_output.data,
-                       store, *state.executor, state.workspace);
+  try {
+    MhaProjectKeysValues(impl.projections, *impl.attention, impl.math, shape, options,
+                         encoder_output.data, store, *state.executor, state.workspace);
+  } catch (...) {
+    std::fill(m.lengths.begin(), m.lengths.end(), 0);  // no item's frames either
+    throw;
+  }
   m.length = encoder_output.length;
 }
 

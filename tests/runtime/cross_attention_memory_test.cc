@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "edgeattn/edgeattn.hpp"
@@ -299,6 +300,97 @@ TEST(CrossAttentionMemoryTest, RejectsHostileArguments) {
   const MultiheadAttention taker = std::move(gone);
   // NOLINTNEXTLINE(bugprone-use-after-move): using the moved-from object is the point.
   ExpectError([&] { CrossAttentionMemory m(gone, 4); }, {"MultiheadAttention: moved-from"});
+}
+
+// An application executor of two workers that throws from its fail_at-th RunWorkers call (as in
+// windowed_ring_test.cc): a projection then fails part-way.
+class FailingPoolExecutor final : public Executor {
+ public:
+  explicit FailingPoolExecutor(std::size_t fail_at) : fail_at_(fail_at) {}
+  std::size_t workers() const override { return 2; }
+  void RunWorkers(WorkerFn fn) override {
+    if (calls_++ == fail_at_) throw std::runtime_error("the application's pool failed");
+    fn(0);
+    fn(1);
+  }
+
+ private:
+  std::size_t fail_at_;
+  std::size_t calls_ = 0;
+};
+
+// A projection that fails part-way (the application's pool throws) leaves an empty memory, not
+// the last encoder output's keys and values mixed with the new one's: DecodeCross refuses it
+// until a projection succeeds, and no item reports valid frames (as before any projection).
+TEST(CrossAttentionMemoryTest, FailedProjectionLeavesAnEmptyMemory) {
+  const std::size_t d = 64, frames = 100;
+  const GqaModel model(d, 4, 2, 3);
+  const MultiheadAttention mha(model.config, model.view());
+  const std::vector<float> first = RandomNormal(frames * d, 1);
+  const std::vector<float> second = RandomNormal(frames * d, 2);
+  const std::vector<float> x = RandomNormal(d, 3);
+  std::vector<float> got(d), want(d);
+  Context context(1);
+  CrossAttentionMemory memory(mha, frames);
+  mha.ProjectMemory(context, {first.data(), 1, frames, d}, memory);
+  FailingPoolExecutor failing(0);
+  Context failing_context(failing);
+  EXPECT_THROW(mha.ProjectMemory(failing_context, {second.data(), 1, frames, d}, memory),
+               std::runtime_error);
+  EXPECT_EQ(memory.length(), 0u);
+  EXPECT_EQ(memory.length(0), 0u);
+  ExpectError(
+      [&] {
+        mha.DecodeCross(context, {x.data(), 1, 1, d}, memory, {got.data(), 1, 1, d});
+      },
+      {"memory: holds no encoder output yet"});
+  mha.ProjectMemory(context, {second.data(), 1, frames, d}, memory);
+  mha.DecodeCross(context, {x.data(), 1, 1, d}, memory, {got.data(), 1, 1, d});
+  mha.Forward(context, {x.data(), 1, 1, d}, {second.data(), 1, frames, d},
+              {second.data(), 1, frames, d}, {want.data(), 1, 1, d});
+  EXPECT_EQ(got, want);
+}
+
+// memory_items that overlap the output's first bytes from before it, or its last item, are
+// refused as items inside it are: the check spans both buffers whole.
+TEST(CrossAttentionMemoryTest, ItemsOverlappingEitherEndOfTheOutputAreRefused) {
+  const std::size_t d = 32;
+  const GqaModel model(d, 4, 2, 1);
+  const MultiheadAttention mha(model.config, model.view());
+  const std::vector<float> encoder = RandomNormal(2 * 10 * d, 1);
+  const std::vector<float> x(3 * d, 0.5f);
+  Context context(1);
+  CrossAttentionMemory memory(mha, 10, 2);
+  mha.ProjectMemory(context, {encoder.data(), 2, 10, d}, memory);
+  std::vector<std::size_t> shared((3 * d + 8) / 2);  // size_t-aligned floats
+  float* floats = reinterpret_cast<float*>(shared.data());
+  // Items in shared[0, 3), the output from float 4 (the items' last 8 bytes are its first).
+  ExpectError(
+      [&] {
+        mha.DecodeCross(context, {x.data(), 3, 1, d}, memory, {floats + 4, 3, 1, d},
+                        {shared.data(), 3});
+      },
+      {"out: expected a buffer apart from memory_items, got one that overlaps it"});
+  // The output in floats [0, 3d), the items from its last item's last two floats.
+  ExpectError(
+      [&] {
+        mha.DecodeCross(context, {x.data(), 3, 1, d}, memory, {floats, 3, 1, d},
+                        {shared.data() + (3 * d - 2) / 2, 3});
+      },
+      {"out: expected a buffer apart from memory_items, got one that overlaps it"});
+}
+
+// A memory holds the keys and values of every key/value head of every item, and little more:
+// K and V of max_length frames of kv_heads x head_dim floats per item.
+TEST(CrossAttentionMemoryTest, BytesCoverEveryKeyValueHead) {
+  for (std::size_t kv_heads : {1, 2, 4}) {
+    const GqaModel model(64, 4, kv_heads, 6);
+    const MultiheadAttention mha(model.config, model.view());
+    const CrossAttentionMemory memory(mha, 100, 3);
+    const std::size_t needed = 2 * 3 * 100 * kv_heads * 16 * sizeof(float);
+    EXPECT_GE(memory.bytes(), needed) << kv_heads;
+    EXPECT_LE(memory.bytes(), needed + needed / 4) << kv_heads;  // rows padded to tiles
+  }
 }
 
 }  // namespace
