@@ -245,5 +245,27 @@ TEST(BeamDecodeTest, SpeculativeDecodingEqualsOnePositionAtATime) {
   }
 }
 
+// Sequences of one position (and none) move like longer ones: sequence 1 takes sequence 0's
+// single position, sequence 2 too, and sequence 0 takes sequence 1's three.
+TEST(BeamDecodeTest, ReorderMovesSequencesOfOnePosition) {
+  const std::size_t d = 32;
+  const GqaModel model(d, 4, 2, 5);
+  const MultiheadAttention mha(model.config, model.view());
+  const std::vector<float> x = RandomNormal(3 * 3 * d, 6), token = RandomNormal(3 * d, 7);
+  std::vector<float> out(x.size()), got(token.size()), want(token.size());
+  Context context(1);
+  const std::vector<std::size_t> steps = {1, 3, 0}, indices = {1, 0, 0}, chosen = {3, 1, 1};
+  KvCache reordered(mha, 4, 3);
+  mha.Decode(context, {x.data(), 3, 3, d}, reordered, {out.data(), 3, 3, d}, {steps.data(), 3});
+  reordered.Reorder({indices.data(), 3});
+  EXPECT_EQ(reordered.length(1), 1u);
+  mha.Decode(context, {token.data(), 3, 1, d}, reordered, {got.data(), 3, 1, d});
+  const std::vector<float> chosen_x = Gather(x, 3, d, indices);
+  KvCache fresh(mha, 4, 3);
+  mha.Decode(context, {chosen_x.data(), 3, 3, d}, fresh, {out.data(), 3, 3, d}, {chosen.data(), 3});
+  mha.Decode(context, {token.data(), 3, 1, d}, fresh, {want.data(), 3, 1, d});
+  EXPECT_EQ(got, want);
+}
+
 }  // namespace
 }  // namespace edgeattn

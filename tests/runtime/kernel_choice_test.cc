@@ -144,5 +144,39 @@ TEST(CpuDispatchTest, TargetsAndTbbVersion) {
   }
 }
 
+// The auto rule (docs/precision.md, "auto") read off the registry: bf16 projections only where
+// the best bf16 kernel computes in bf16 (f32_bf16w_<instructions>_<tile>, not "widen"), bf16
+// keys and values only where the best bf16 attention kernel does (bf16kv_<arithmetic>_<tile>,
+// not "f32"), and int8 decode caches on every CPU.
+TEST(AutoChoiceTest, FollowsTheBestKernelOfEachFormat) {
+  const AutoChoice choice = AutoChoiceForThisCpu();
+  const std::string projection = ProjectionKernels(Precision::kBf16).front();
+  const std::string attention = AttentionKernels(KvFormat::kBf16).front();
+  EXPECT_EQ(choice.precision,
+            projection.rfind("f32_bf16w_widen_", 0) == 0 ? Precision::kFp32 : Precision::kBf16)
+      << projection;
+  EXPECT_EQ(choice.kv_format,
+            attention.rfind("bf16kv_f32_", 0) == 0 ? KvFormat::kFp32 : KvFormat::kBf16)
+      << attention;
+  EXPECT_EQ(choice.cache_format, KvFormat::kInt8);
+}
+
+// auto resolves in either field alone, the other kept as given.
+TEST(AutoChoiceTest, EachFieldResolvesOnItsOwn) {
+  const AutoChoice choice = AutoChoiceForThisCpu();
+  const GqaModel model(32, 4, 2, 39);
+  Config config = model.config;
+  config.precision = Precision::kAuto;
+  config.kv_format = KvFormat::kInt8;
+  const MultiheadAttention auto_precision(config, model.view());
+  EXPECT_EQ(auto_precision.config().precision, choice.precision);
+  EXPECT_EQ(auto_precision.config().kv_format, KvFormat::kInt8);
+  config.precision = Precision::kInt8;
+  config.kv_format = KvFormat::kAuto;
+  const MultiheadAttention auto_kv(config, model.view());
+  EXPECT_EQ(auto_kv.config().precision, Precision::kInt8);
+  EXPECT_EQ(auto_kv.config().kv_format, choice.kv_format);
+}
+
 }  // namespace
 }  // namespace edgeattn

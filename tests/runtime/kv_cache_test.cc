@@ -2,6 +2,7 @@
 // sequence gives, step by step, for any step sizes, batch, precision and head grouping.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "edgeattn/edgeattn.hpp"
@@ -228,6 +229,74 @@ TEST(KvCacheTest, NarrowHeadsForwardScratchIsTheirWidth) {
   EXPECT_GT(bytes[0], 0u);
   EXPECT_LE(bytes[1], bytes[0] + bytes[0] / 8)
       << "width 4: " << bytes[1] << ", width 16: " << bytes[0];
+}
+
+// Every input of the keys and values takes part in the cache's check of its layer, not only
+// Wk and the value bias: a key bias, the last value weight, the last byte-pair of a 16-bit Wk,
+// the K norm's weights and epsilon, and the rotary base, layout and scaling.
+TEST(KvCacheTest, EveryKeyValueInputIsChecked) {
+  const GqaModel model(32, 4, 2, 1);
+  const std::vector<float> q_norm = RandomNormal(8, 2), k_norm = RandomNormal(8, 3);
+  Config base = model.config;
+  base.math.qk_norm = true;
+  base.math.rotary = RotaryLayout::kHalves;
+  std::vector<float> x(32, 0.5f), out(32);
+  Context context(1);
+  // Whether an operator of (config, layer) decodes into a cache made by one of (made, model).
+  const auto shares = [&](const Config& made, const Config& config, const GqaModel& layer,
+                          const std::vector<float>& layer_k_norm) {
+    WeightsView view = model.view();
+    view.q_norm_weight = {q_norm.data(), q_norm.size()};
+    view.k_norm_weight = {k_norm.data(), k_norm.size()};
+    const MultiheadAttention owner(made, view);
+    KvCache cache(owner, 8);
+    owner.Decode(context, {x.data(), 1, 1, 32}, cache, {out.data(), 1, 1, 32});
+    WeightsView other_view = layer.view();
+    other_view.q_norm_weight = {q_norm.data(), q_norm.size()};
+    other_view.k_norm_weight = {layer_k_norm.data(), layer_k_norm.size()};
+    const MultiheadAttention other(config, other_view);
+    try {
+      other.Decode(context, {x.data(), 1, 1, 32}, cache, {out.data(), 1, 1, 32});
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("other key/value projections"), std::string::npos)
+          << e.what();
+      return false;
+    }
+    return true;
+  };
+  EXPECT_TRUE(shares(base, base, model, k_norm));
+  GqaModel key_bias = model;
+  key_bias.bk[15] = -key_bias.bk[15];
+  EXPECT_FALSE(shares(base, base, key_bias, k_norm));
+  GqaModel value_weight = model;
+  value_weight.wv.back() += 1e-3f;
+  EXPECT_FALSE(shares(base, base, value_weight, k_norm));
+  for (Precision precision : {Precision::kBf16, Precision::kFp16}) {
+    Config half = base;
+    half.precision = precision;
+    GqaModel last_key = model;
+    last_key.wk.back() += 0.25f;  // a 16-bit value of its own
+    EXPECT_TRUE(shares(half, half, model, k_norm)) << PrecisionName(precision);
+    EXPECT_FALSE(shares(half, half, last_key, k_norm)) << PrecisionName(precision);
+  }
+  std::vector<float> other_k_norm = k_norm;
+  other_k_norm[5] += 0.5f;
+  EXPECT_FALSE(shares(base, base, model, other_k_norm));
+  Config eps = base;
+  eps.math.qk_norm_eps = 1e-5f;
+  EXPECT_FALSE(shares(base, eps, model, k_norm));
+  Config rotary_base = base;
+  rotary_base.math.rotary_base = 500000.0f;
+  EXPECT_FALSE(shares(base, rotary_base, model, k_norm));
+  Config interleaved = base;
+  interleaved.math.rotary = RotaryLayout::kInterleaved;
+  EXPECT_FALSE(shares(base, interleaved, model, k_norm));
+  Config scaled = base;
+  scaled.math.rotary_scaling = 2.0f;
+  EXPECT_FALSE(shares(base, scaled, model, k_norm));
+  Config partial = base;
+  partial.math.rotary_dim = 4;
+  EXPECT_FALSE(shares(base, partial, model, k_norm));
 }
 
 }  // namespace
