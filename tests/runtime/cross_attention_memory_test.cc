@@ -11,6 +11,7 @@
 #include "edgeattn/edgeattn.hpp"
 #include "tests/expect_error.h"
 #include "tests/runtime/test_model.h"
+#include "tests/runtime/throwing_executor.h"
 #include "tests/test_support.h"
 
 namespace edgeattn {
@@ -19,6 +20,7 @@ namespace {
 using testing_support::ExpectError;
 using testing_support::GqaModel;
 using testing_support::RandomNormal;
+using testing_support::ThrowingExecutor;
 
 // Items `items` of x [batch, length, d], one after another.
 std::vector<float> GatherItems(const std::vector<float>& x, std::size_t length, std::size_t d,
@@ -302,23 +304,6 @@ TEST(CrossAttentionMemoryTest, RejectsHostileArguments) {
   ExpectError([&] { CrossAttentionMemory m(gone, 4); }, {"MultiheadAttention: moved-from"});
 }
 
-// An application executor of two workers that throws from its fail_at-th RunWorkers call (as in
-// windowed_ring_test.cc): a projection then fails part-way.
-class FailingPoolExecutor final : public Executor {
- public:
-  explicit FailingPoolExecutor(std::size_t fail_at) : fail_at_(fail_at) {}
-  std::size_t workers() const override { return 2; }
-  void RunWorkers(WorkerFn fn) override {
-    if (calls_++ == fail_at_) throw std::runtime_error("the application's pool failed");
-    fn(0);
-    fn(1);
-  }
-
- private:
-  std::size_t fail_at_;
-  std::size_t calls_ = 0;
-};
-
 // A projection that fails part-way (the application's pool throws) leaves an empty memory, not
 // the last encoder output's keys and values mixed with the new one's: DecodeCross refuses it
 // until a projection succeeds, and no item reports valid frames (as before any projection).
@@ -333,7 +318,7 @@ TEST(CrossAttentionMemoryTest, FailedProjectionLeavesAnEmptyMemory) {
   Context context(1);
   CrossAttentionMemory memory(mha, frames);
   mha.ProjectMemory(context, {first.data(), 1, frames, d}, memory);
-  FailingPoolExecutor failing(0);
+  ThrowingExecutor failing(0);
   Context failing_context(failing);
   EXPECT_THROW(mha.ProjectMemory(failing_context, {second.data(), 1, frames, d}, memory),
                std::runtime_error);

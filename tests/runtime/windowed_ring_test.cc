@@ -12,6 +12,7 @@
 #include "edgeattn/executor.hpp"
 #include "tests/expect_error.h"
 #include "tests/runtime/math_model.h"
+#include "tests/runtime/throwing_executor.h"
 #include "tests/test_support.h"
 
 namespace edgeattn {
@@ -25,6 +26,7 @@ using testing_support::MaxAbs;
 using testing_support::MaxAbsDiff;
 using testing_support::RandomNormal;
 using testing_support::Rows;
+using testing_support::ThrowingExecutor;
 
 // The proof: 4,096 single-token steps with a window of 512 hold the cache at the
 // window's size (a ring of 576 slots) and match a windowed causal forward.
@@ -210,28 +212,11 @@ TEST(WindowedRingTest, ReorderedSequenceTakesTheRingsLimit) {
   EXPECT_EQ(cache.length(1), 360u);
 }
 
-// An application executor of two workers (one is run inline, never through it) that throws
-// from its fail_at-th RunWorkers call: a decode step then fails after the phases before it, the
-// K/V pack among them from some call on.
-class ThrowingExecutor final : public Executor {
- public:
-  explicit ThrowingExecutor(std::size_t fail_at) : fail_at_(fail_at) {}
-  std::size_t workers() const override { return 2; }
-  void RunWorkers(WorkerFn fn) override {
-    if (calls_++ == fail_at_) throw std::runtime_error("the application's pool failed");
-    fn(0);
-    fn(1);
-  }
-
- private:
-  std::size_t fail_at_;
-  std::size_t calls_ = 0;
-};
-
 // A step that fails keeps the cache's length, but once it has written its ring slots the
 // positions they held are gone: Truncate refuses a rollback whose window needs them (it accepted
 // it, and the next steps read the failed step's keys in their place), and whatever it accepts
-// decodes as a cache that never saw the failure.
+// decodes as a cache that never saw the failure. (The executor failing at call n fails a step
+// after its phases before it, the K/V pack among them from some n on.)
 TEST(WindowedRingTest, FailedStepForgetsWhatItsRingSlotsHeld) {
   const WindowOf100 w;
   const std::size_t d = WindowOf100::kD;
