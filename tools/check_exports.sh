@@ -8,7 +8,14 @@ patterns=$(grep -v '^[[:space:]]*\(#\|$\)' "$allowlist")
 exported=$("$nm" -D --defined-only --demangle "$library" | cut -d' ' -f3- | sed -E 's/@@?[A-Za-z0-9_.]+$//')
 echo "== $(wc -l <<<"$exported") symbols exported by $library"
 echo "$exported"
-unexpected=$(grep -v -E -x -f <(echo "$patterns") <<<"$exported" || true)
+# grep exits 1 when every symbol is allowed, 2 on a bad pattern: only 1 may pass (an `|| true`
+# here took an allowlist grep could not read for one that allows everything).
+status=0
+unexpected=$(grep -v -E -x -f <(echo "$patterns") <<<"$exported") || status=$?
+if ((status > 1)); then
+  echo "== grep cannot use the patterns of $allowlist (exit $status)" >&2
+  exit 1
+fi
 if [[ -n $unexpected ]]; then
   echo "== exported but not in $allowlist:"
   echo "$unexpected"

@@ -49,7 +49,8 @@ def check_edgeattn_command(words, cli):
     sub = words[1] if len(words) > 1 and not words[1].startswith("-") else ""
     known = help_text(cli, sub)
     for option in re.findall(r"--[a-z0-9-]+", " ".join(words)):
-        if option not in known and option != "--help":
+        # The whole option: as a substring, --thread or --min would pass on --threads, --min-time.
+        if option != "--help" and not re.search(re.escape(option) + r"(?![a-z0-9-])", known):
             sys.exit(f"README: `{' '.join(words)}`: `edgeattn {sub}` has no option {option}")
 
 

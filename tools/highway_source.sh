@@ -4,7 +4,9 @@
 # build/deps/ once, after checking it is the pinned release (the SHA256 of
 # cmake/EdgeattnHighway.cmake). No network: the archive comes from HIGHWAY_ARCHIVE, or else
 # shared/deps/highway-1.4.0.tar.gz beside the checkout or beside the repository it was cloned
-# from (a CI clone of a local repository). Exits with 1 and says so when there is none.
+# from (a CI clone of a local repository). Exits with 3 and says so when there is none, with 1
+# when HIGHWAY_ARCHIVE names no file or the archive is not the pinned release (any other failure
+# exits non-zero too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 name=highway-1.4.0.tar.gz
@@ -22,7 +24,8 @@ if [ ! -f "$dir/CMakeLists.txt" ]; then
   pinned=$(sed -n 's/.*URL_HASH SHA256=\([0-9a-f]*\).*/\1/p' cmake/EdgeattnHighway.cmake)
   [ -n "$archive" ] && [ -f "$archive" ] || {
     echo "highway_source.sh: no ${archive:-$name} (looked for ${candidates[*]}; set HIGHWAY_ARCHIVE)" >&2
-    exit 1
+    [ -z "${HIGHWAY_ARCHIVE:-}" ] || exit 1  # one named that is not there: an error
+    exit 3
   }
   echo "$pinned  $archive" | sha256sum --check --quiet >&2 || {
     echo "highway_source.sh: $archive is not the pinned Highway release" >&2

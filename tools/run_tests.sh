@@ -33,7 +33,8 @@ stage() {  # name, command...: runs it and says how long it took, in wall and CP
   time "$@"
 }
 stage deps tools/install_deps.sh
-stage test bash -c 'cmake --preset test && cmake --build --preset test && ctest --preset test'
+stage test bash -c 'cmake --preset test && cmake --build --preset test &&
+                    ctest --preset test --no-tests=error'
 # The README's first command, as written there: the test preset's tree is the release preset's,
 # so it builds nothing again and this stage is the bench itself.
 readme_bench=$(awk '/^## Two commands/ {s = 1} s && /^```sh/ {getline; print; exit}' README.md)
@@ -41,17 +42,23 @@ readme_bench=$(awk '/^## Two commands/ {s = 1} s && /^```sh/ {getline; print; ex
 stage readme-bench bash -c "$readme_bench"
 stage packaging tools/test_packaging.sh
 # The Highway 1.4.0 stage builds from the release archive (tools/highway_source.sh); without
-# it (no HIGHWAY_ARCHIVE, no shared/deps beside the checkout) it is skipped, and says so.
-if highway14=$(tools/highway_source.sh); then
+# it (no HIGHWAY_ARCHIVE, no shared/deps beside the checkout: exit 3) it is skipped, and says
+# so; an archive that is there but not the pinned release, or does not extract, fails the run.
+highway14_status=0
+highway14=$(tools/highway_source.sh) || highway14_status=$?
+if ((highway14_status == 0)); then
   # x86 kernels for 1.4's new AVX3_SPR, for AVX3_DL (the 512-bit target of CPUs without FP16,
   # Zen 4 among them) and for the build's baseline, SSSE3; AVX2's and SSE4's code is Highway
   # code the test stage runs under 1.0.3 (kept out for CI's time).
   stage hwy14 bash -c "cmake --preset hwy14 -DFETCHCONTENT_SOURCE_DIR_HIGHWAY='$highway14' \
                          -DEDGEATTN_DISABLED_TARGETS='HWY_AVX3|HWY_SSE4|HWY_AVX2' >/dev/null &&
                        cmake --build --preset hwy14 --target simd_test &&
-                       ctest --preset hwy14 -L '^simd_test\$'"
-else
+                       ctest --preset hwy14 -L '^simd_test\$' --no-tests=error"
+elif ((highway14_status == 3)); then
   echo "== stage hwy14: skipped (no Highway 1.4.0 archive)"
+else
+  echo "== stage hwy14: tools/highway_source.sh failed (exit $highway14_status)" >&2
+  exit 1
 fi
 stage tsan bash -c 'cmake --preset tsan >/dev/null && cmake --build --preset tsan &&
                     ctest --preset tsan'
