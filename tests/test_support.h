@@ -65,6 +65,13 @@ using edgeattn::Cosine;
 using edgeattn::MaxAbs;
 using edgeattn::MaxAbsDiff;
 
+// The scale of a bound on MaxAbsDiff(out, want): 1 + MaxAbs(want), or NaN where want holds an
+// infinity, which would make the bound infinite and pass any output (inf <= inf).
+inline double BoundScale(const std::vector<float>& want) {
+  const double m = MaxAbs(want);
+  return std::isinf(m) ? std::nan("") : 1.0 + m;
+}
+
 }  // namespace testing_support
 }  // namespace edgeattn
 

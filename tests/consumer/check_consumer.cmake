@@ -17,10 +17,20 @@ set(prefix ${WORK_DIR}/prefix)
 file(REMOVE_RECURSE ${WORK_DIR})
 run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
 file(GLOB shared_library ${prefix}/lib/libedgeattn.so)
+file(GLOB static_library ${prefix}/lib/libedgeattn.a)
+# Neither (installed to another libdir) would take a shared build for a static one below and
+# check the exports of neither.
+if(NOT shared_library AND NOT static_library)
+  message(FATAL_ERROR "no libedgeattn.so or libedgeattn.a under ${prefix}/lib")
+endif()
 
 # Built without oneTBB: nothing installed may ask for it.
 if(DEFINED WITH_TBB AND NOT WITH_TBB)
   file(GLOB_RECURSE package_files ${prefix}/lib/cmake/*.cmake ${prefix}/lib/pkgconfig/*.pc)
+  # Files found elsewhere (another libdir) would leave nothing to look at: not a pass.
+  if(NOT package_files MATCHES "edgeattnConfig[.]cmake" OR NOT package_files MATCHES "edgeattn[.]pc")
+    message(FATAL_ERROR "no edgeattn package files under ${prefix}/lib: ${package_files}")
+  endif()
   foreach(file ${package_files})
     file(STRINGS ${file} tbb_lines REGEX "[Tt][Bb][Bb]")
     if(tbb_lines)

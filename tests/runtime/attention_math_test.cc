@@ -19,13 +19,13 @@
 namespace edgeattn {
 namespace {
 
+using testing_support::BoundScale;
 using testing_support::CausalForward;
 using testing_support::Cosine;
 using testing_support::ExpectError;
 using testing_support::GqaModel;
 using testing_support::kFloatEps;
 using testing_support::MathModel;
-using testing_support::MaxAbs;
 using testing_support::MaxAbsDiff;
 using testing_support::RandomNormal;
 using testing_support::Rows;
@@ -121,7 +121,7 @@ void CheckForward(const ForwardCase& f, Precision precision, KvFormat kv_format)
     EXPECT_GE(Cosine(one, f.ref), kv_format == KvFormat::kInt8 ? 0.9995 : 0.9999);
   } else if (precision == Precision::kFp32) {
     EXPECT_LE(MaxAbsDiff(one, f.ref),
-              4.0 * (2 * d + ForwardCase::kLk) * kFloatEps * (1.0 + MaxAbs(f.ref)));
+              4.0 * (2 * d + ForwardCase::kLk) * kFloatEps * BoundScale(f.ref));
   } else {
     EXPECT_GE(Cosine(one, f.ref), 0.999);
   }
@@ -186,7 +186,7 @@ TEST(AttentionMathTest, LargeQkNormEpsMatchesReference) {
   MultiheadAttention(model.config(Precision::kFp32), model.view())
       .Forward(context, {q.data(), 1, kLq, kD}, {kv.data(), 1, kLk, kD}, {kv.data(), 1, kLk, kD},
                {out.data(), 1, kLq, kD});
-  EXPECT_LE(MaxAbsDiff(out, ref), 4.0 * (2 * kD + kLk) * kFloatEps * (1.0 + MaxAbs(ref)));
+  EXPECT_LE(MaxAbsDiff(out, ref), 4.0 * (2 * kD + kLk) * kFloatEps * BoundScale(ref));
   math.qk_norm_eps = 1e-5f;
   const MathModel small(math, false);
   MultiheadAttention(small.config(Precision::kFp32), small.view())
@@ -215,7 +215,7 @@ void CheckDecode(const AttentionMath& math, bool sinks, Precision precision,
     mha.Decode(context, {in.data(), 1, n, d}, cache, {out.data(), 1, n, d});
     const std::vector<float> want = Rows(full, d, first, n);
     // The same arithmetic as the forward call but other key tiles (and the ring's order).
-    ASSERT_LE(MaxAbsDiff(out, want), 256 * kFloatEps * (1.0 + MaxAbs(want))) << "step at " << first;
+    ASSERT_LE(MaxAbsDiff(out, want), 256 * kFloatEps * BoundScale(want)) << "step at " << first;
     first += n;
   }
   EXPECT_EQ(cache.bytes(), bytes);

@@ -16,10 +16,10 @@
 namespace edgeattn {
 namespace {
 
+using testing_support::BoundScale;
 using testing_support::Cosine;
 using testing_support::GqaModel;
 using testing_support::kFloatEps;
-using testing_support::MaxAbs;
 using testing_support::MaxAbsDiff;
 using testing_support::RandomNormal;
 
@@ -134,7 +134,7 @@ void CheckOptions(std::size_t d, std::size_t heads, std::size_t kv_heads, std::s
         ASSERT_GE(Cosine(out, ref), CompactKvBound(kv_format));
         ASSERT_LE(MaxAbsDiff(opts.weights, ref_opts.weights), 0.02);
       } else if (precision == Precision::kFp32) {
-        const double tol = 4.0 * (2 * d + lk) * kFloatEps * (1.0 + MaxAbs(ref));
+        const double tol = 4.0 * (2 * d + lk) * kFloatEps * BoundScale(ref);
         ASSERT_LE(MaxAbsDiff(out, ref), tol);
         ASSERT_LE(MaxAbsDiff(opts.weights, ref_opts.weights), (lk + d) * 8 * kFloatEps);
       } else {
@@ -233,7 +233,7 @@ TEST(AttentionOptionsTest, NanKeyAtPaddedPositionIsDropped) {
     ASSERT_TRUE(std::isfinite(out[i]) && std::isfinite(ref[i]))
         << i << ": " << out[i] << " " << ref[i];
   }
-  EXPECT_LE(MaxAbsDiff(out, ref), 4.0 * (2 * 32 + lk) * kFloatEps * (1.0 + MaxAbs(ref)));
+  EXPECT_LE(MaxAbsDiff(out, ref), 4.0 * (2 * 32 + lk) * kFloatEps * BoundScale(ref));
 }
 
 // Finite inputs whose scores or projections leave float's range: Forward computes in float,

@@ -8,6 +8,8 @@
 #include <limits>
 #include <vector>
 
+#include "tests/test_support.h"
+
 namespace edgeattn {
 namespace {
 
@@ -49,6 +51,18 @@ TEST(ErrorMetricsTest, CosineAndMaxAbs) {
   EXPECT_DOUBLE_EQ(Cosine({1.0f, 0.0f}, {0.0f, 3.0f}), 0.0);
   EXPECT_TRUE(std::isnan(Cosine({1.0f, kNan}, {1.0f, 1.0f})));
   EXPECT_EQ(MaxAbs({1.0f, -5.0f, kNan, 2.0f}), 5.0);
+}
+
+// A reference that holds an infinity gives no scale: with 1 + MaxAbs, an infinite bound
+// passed any output there, the opposite infinity or a finite value.
+TEST(ErrorMetricsTest, BoundScaleOfAnInfinityIsNan) {
+  using testing_support::BoundScale;
+  EXPECT_EQ(BoundScale({1.0f, -5.0f, kNan, 2.0f}), 6.0);
+  EXPECT_EQ(BoundScale({}), 1.0);
+  EXPECT_TRUE(std::isnan(BoundScale({1.0f, -kInf})));
+  const std::vector<float> want = {kInf, 1.0f};
+  EXPECT_FALSE(MaxAbsDiff({-kInf, 1.0f}, want) <= 1e-6 * BoundScale(want));
+  EXPECT_FALSE(MaxAbsDiff({0.0f, 1.0f}, want) <= 1e-6 * BoundScale(want));
 }
 
 }  // namespace

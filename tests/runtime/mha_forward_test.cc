@@ -14,9 +14,9 @@
 namespace edgeattn {
 namespace {
 
+using testing_support::BoundScale;
 using testing_support::Cosine;
 using testing_support::kFloatEps;
-using testing_support::MaxAbs;
 using testing_support::MaxAbsDiff;
 using testing_support::RandomNormal;
 
@@ -41,7 +41,7 @@ void CheckAgainstReference(const Case& c, std::uint32_t seed) {
   mha.Forward(context, tq, tk, tv, {out.data(), c.batch, c.lq, c.d});
   // Each output is two chained d-term projections around a softmax-weighted sum of lk values;
   // float rounding grows at most linearly with d and lk (usually with their square roots).
-  const double tol = 4.0 * (2 * c.d + c.lk) * kFloatEps * (1.0 + MaxAbs(ref));
+  const double tol = 4.0 * (2 * c.d + c.lk) * kFloatEps * BoundScale(ref);
   EXPECT_LE(MaxAbsDiff(out, ref), tol);
   EXPECT_GE(Cosine(out, ref), 0.99999);
 

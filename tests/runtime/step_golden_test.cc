@@ -22,8 +22,8 @@
 namespace edgeattn {
 namespace {
 
+using testing_support::BoundScale;
 using testing_support::Cosine;
-using testing_support::MaxAbs;
 using testing_support::MaxAbsDiff;
 using testing_support::TestDataDir;
 
@@ -110,7 +110,7 @@ std::vector<StepCase> LoadCases() {
 void ExpectStepMatches(const std::vector<float>& got, const std::vector<float>& want,
                    Precision precision) {
   if (precision == Precision::kFp32) {
-    EXPECT_LE(MaxAbsDiff(got, want), 2e-5 * (1.0 + MaxAbs(want)));
+    EXPECT_LE(MaxAbsDiff(got, want), 2e-5 * BoundScale(want));
   } else {
     EXPECT_GE(Cosine(got, want), 0.999);
   }

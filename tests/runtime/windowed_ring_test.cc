@@ -18,11 +18,11 @@
 namespace edgeattn {
 namespace {
 
+using testing_support::BoundScale;
 using testing_support::CausalForward;
 using testing_support::ExpectError;
 using testing_support::kFloatEps;
 using testing_support::MathModel;
-using testing_support::MaxAbs;
 using testing_support::MaxAbsDiff;
 using testing_support::RandomNormal;
 using testing_support::Rows;
@@ -49,7 +49,7 @@ TEST(WindowedRingTest, WindowedDecodeOf4096StepsKeepsTheWindow) {
   for (std::size_t i = 0; i < length; ++i) {
     mha.Decode(context, {x.data() + i * d, 1, 1, d}, cache, {out.data(), 1, 1, d});
     const std::vector<float> want = Rows(full, d, i, 1);
-    ASSERT_LE(MaxAbsDiff(out, want), 256 * kFloatEps * (1.0 + MaxAbs(want))) << "step " << i;
+    ASSERT_LE(MaxAbsDiff(out, want), 256 * kFloatEps * BoundScale(want)) << "step " << i;
   }
   EXPECT_EQ(cache.length(), length);
   EXPECT_EQ(cache.bytes(), bytes);
@@ -136,7 +136,7 @@ TEST(WindowedRingTest, TruncateLimitIsExactAndOnlyRises) {
   mha.Decode(context, {x.data() + 267 * d, 1, 93, d}, cache, {got.data(), 1, 93, d});
   const std::vector<float> full = CausalForward(mha, x, 1, 600, d);
   const std::vector<float> want = Rows(full, d, 267, 93);
-  EXPECT_LE(MaxAbsDiff(got, want), 256 * kFloatEps * (1.0 + MaxAbs(want)));
+  EXPECT_LE(MaxAbsDiff(got, want), 256 * kFloatEps * BoundScale(want));
 
   // Rolled back to 300, one step to 301 overwrites nothing older: the ring still starts at 168.
   KvCache again(mha, 600, 1);
@@ -162,7 +162,7 @@ TEST(WindowedRingTest, StepInsideAWrappedRingKeepsTheSlotsAfterIt) {
     out.resize(n * d);
     w.mha.Decode(context, {w.x.data() + first * d, 1, n, d}, cache, {out.data(), 1, n, d});
     const std::vector<float> want = Rows(full, d, first, n);
-    ASSERT_LE(MaxAbsDiff(out, want), 256 * kFloatEps * (1.0 + MaxAbs(want))) << "step at " << first;
+    ASSERT_LE(MaxAbsDiff(out, want), 256 * kFloatEps * BoundScale(want)) << "step at " << first;
     first += n;
   }
   EXPECT_EQ(cache.length(), 600u);
@@ -443,7 +443,7 @@ TEST(WindowedRingTest, WindowedRaggedDecodeAndReorder) {
       const std::vector<float> got(out.begin() + b * n * d, out.begin() + (b * n + lengths[b]) * d);
       const std::vector<float> want(full.begin() + (b * length + done[b]) * d,
                                     full.begin() + (b * length + done[b] + lengths[b]) * d);
-      ASSERT_LE(MaxAbsDiff(got, want), 256 * kFloatEps * (1.0 + MaxAbs(want)))
+      ASSERT_LE(MaxAbsDiff(got, want), 256 * kFloatEps * BoundScale(want))
           << "sequence " << b << " at " << done[b];
       done[b] += lengths[b];
     }

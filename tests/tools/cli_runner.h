@@ -31,6 +31,12 @@ inline Result RunCli(const std::string& args, const std::string& redirect = "2>&
   while ((got = std::fread(buf, 1, sizeof(buf), pipe)) > 0) result.output.append(buf, got);
   const int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  // A crash is never the refusal a test expects: with only EXPECT_NE(exit_code, 0) and the
+  // message (std::terminate prints what() too), one passed. sh reports the program's signal as
+  // 128 + n; the program's own codes are 0-2 and CLI11's 100-127.
+  EXPECT_TRUE(result.exit_code >= 0 && result.exit_code < 128)
+      << "edgeattn " << args << ": killed by a signal (status " << status << ")\n"
+      << result.output;
   return result;
 }
 
