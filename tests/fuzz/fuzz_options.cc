@@ -120,18 +120,34 @@ void CrossSteps(Bytes& in, const edgeattn::MultiheadAttention& mha, edgeattn::Co
   const std::vector<std::size_t> map = mapped ? Counts(in, beams, items - 1)
                                               : std::vector<std::size_t>();
   float* out = in.Below(3) == 0 ? query.data() : separate.data();
+  bool decoded = false;
   try {
     mha.DecodeCross(context, {query.data(), beams, n, d}, memory, {out, beams, n, d},
                     {mapped ? map.data() : nullptr, map.size()});
+    decoded = true;
     // Forward's cross-attention windows keys by position; a memory's frames have none
     // (docs/attention_step.md), so only unwindowed operators must agree.
     if (mapped || padded || mha.config().math.window != 0) return;
+    // Beams that are not the memory's items read its item 0, which it must then be alone in:
+    // Forward over that item once per beam (Forward's key batch is its query's).
+    std::vector<float> repeated;
+    const float* frames_of = encoder.data();
+    if (beams != items) {
+      if (items != 1) __builtin_trap();
+      for (std::size_t b = 0; b < beams; ++b) {
+        repeated.insert(repeated.end(), encoder.begin(), encoder.end());
+      }
+      frames_of = repeated.data();
+    }
     std::vector<float> want(query.size());
     edgeattn::Context fresh(1);
-    const edgeattn::ConstTensor e{encoder.data(), items, frames, d};
+    const edgeattn::ConstTensor e{frames_of, beams, frames, d};
     mha.Forward(fresh, {query_copy.data(), beams, n, d}, e, e, {want.data(), beams, n, d});
     if (std::memcmp(want.data(), out, want.size() * sizeof(float)) != 0) __builtin_trap();
   } catch (const edgeattn::Error&) {
+    // Forward over the frames a step read must work as the step did: an error there skipped
+    // the comparison above, whatever the step gave.
+    if (decoded) __builtin_trap();
   }
 }
 
@@ -234,15 +250,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       o.attn_weights = {weights.data(), weights.size()};
     }
     edgeattn::Context context(1 + in.Below(2));
+    bool aliased_ran = false;
     try {
       mha.Forward(context, {q, batch, lq, d}, {k, batch, lk, d}, {v, batch, lk, d},
                   {out, batch, lq, d}, o);
+      aliased_ran = true;
       std::vector<float> want(batch * lq * d);
       edgeattn::Context fresh(1);
       mha.Forward(fresh, {q_copy.data(), batch, lq, d}, {k_copy.data(), batch, lk, d},
                   {v_copy.data(), batch, lk, d}, {want.data(), batch, lq, d}, o);
       if (std::memcmp(want.data(), out, want.size() * sizeof(float)) != 0) __builtin_trap();
     } catch (const edgeattn::Error&) {
+      // The call on separate copies must work where the aliased one did: an error there
+      // skipped the comparison above, whatever the aliased call wrote.
+      if (aliased_ran) __builtin_trap();
     }
     DecodeSteps(in, mha, context, d);
     CrossSteps(in, mha, context, d);
