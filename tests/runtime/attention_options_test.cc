@@ -292,6 +292,23 @@ TEST(AttentionOptionsTest, SelfAttentionLengthsApplyToKeys) {
   EXPECT_LE(MaxAbsDiff(out, ref), 1e-5);
 }
 
+// Given key lengths of its own, the self-attention overload keeps them: the query lengths stand
+// in for the keys' only when none are given.
+TEST(AttentionOptionsTest, SelfAttentionKeepsGivenKeyLengths) {
+  const GqaModel model(32, 4, 2, 3);
+  const MultiheadAttention mha(model.config, model.view());
+  const Inputs in(2, 20, 20, 32, 4);
+  const std::size_t query_lengths[] = {7, 20}, key_lengths[] = {12, 5};
+  ForwardOptions options;
+  options.query_lengths = {query_lengths, 2};
+  options.key_lengths = {key_lengths, 2};
+  std::vector<float> out(in.q.size()), want(in.q.size());
+  Context context(2);
+  mha.Forward(context, in.tq(), {out.data(), 2, 20, 32}, options);
+  mha.Forward(context, in.tq(), in.tq(), in.tq(), {want.data(), 2, 20, 32}, options);
+  EXPECT_EQ(out, want);
+}
+
 // Grouped-query weights can be given as one in_proj_weight only when there is no grouping.
 TEST(AttentionOptionsTest, GroupedQueryNeedsSeparateWeights) {
   const GqaModel model(32, 4, 2, 3);

@@ -124,6 +124,37 @@ TEST(BeamDecodeTest, ReorderRejectsBadIndicesAndKeepsTheCache) {
   ExpectError([&] { (void)cache.length(3); }, {"item: expected a sequence in [0, 2], got 3"});
 }
 
+// A ragged step stores each item's own positions only, not its padding rows: item 0's step
+// fills the cache's last slot while item 1's is longer, and item 0's padding row must not wrap
+// onto its first slot.
+TEST(BeamDecodeTest, RaggedStepFillingTheCacheKeepsItsFirstPositions) {
+  const std::size_t d = 32, capacity = 4;
+  const GqaModel model(d, 4, 2, 23);
+  const MultiheadAttention mha(model.config, model.view());
+  const std::vector<float> first = RandomNormal(2 * 3 * d, 1);
+  const std::vector<float> second = RandomNormal(2 * 2 * d, 2);
+  const std::size_t first_lengths[] = {3, 1}, second_lengths[] = {1, 2};
+  Context context(1);
+  KvCache cache(mha, capacity, 2);
+  std::vector<float> out1(first.size()), out2(second.size());
+  mha.Decode(context, {first.data(), 2, 3, d}, cache, {out1.data(), 2, 3, d}, {first_lengths, 2});
+  mha.Decode(context, {second.data(), 2, 2, d}, cache, {out2.data(), 2, 2, d}, {second_lengths, 2});
+  // What the second step must give: the causal forward over each item's own positions.
+  for (std::size_t b = 0; b < 2; ++b) {
+    std::vector<float> sequence(Row(first, 3, d, b, 0), Row(first, 3, d, b, first_lengths[b]));
+    sequence.insert(sequence.end(), Row(second, 2, d, b, 0),
+                    Row(second, 2, d, b, second_lengths[b]));
+    const std::size_t n = sequence.size() / d;
+    std::vector<float> full(sequence.size());
+    ForwardOptions causal;
+    causal.is_causal = true;
+    mha.Forward(context, {sequence.data(), 1, n, d}, {full.data(), 1, n, d}, causal);
+    const std::vector<float> want(full.begin() + first_lengths[b] * d, full.end());
+    const std::vector<float> got(Row(out2, 2, d, b, 0), Row(out2, 2, d, b, second_lengths[b]));
+    EXPECT_LE(MaxAbsDiff(got, want), 64 * kFloatEps * BoundScale(want)) << "item " << b;
+  }
+}
+
 TEST(BeamDecodeTest, RaggedStepsRejectBadLengths) {
   const GqaModel model(32, 4, 2, 3);
   const MultiheadAttention mha(model.config, model.view());

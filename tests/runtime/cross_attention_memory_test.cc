@@ -10,6 +10,7 @@
 
 #include "edgeattn/edgeattn.hpp"
 #include "tests/expect_error.h"
+#include "tests/runtime/math_model.h"
 #include "tests/runtime/test_model.h"
 #include "tests/runtime/throwing_executor.h"
 #include "tests/test_support.h"
@@ -19,6 +20,7 @@ namespace {
 
 using testing_support::ExpectError;
 using testing_support::GqaModel;
+using testing_support::MathModel;
 using testing_support::RandomNormal;
 using testing_support::ThrowingExecutor;
 
@@ -133,6 +135,26 @@ TEST(CrossAttentionMemoryTest, WindowDoesNotApplyToTheMemory) {
   Context context(2);
   plain.Forward(context, {query.data(), 2, n, d}, {encoder.data(), 2, frames, d},
                 {encoder.data(), 2, frames, d}, {want.data(), 2, n, d});
+  CrossAttentionMemory memory(mha, frames, 2);
+  mha.ProjectMemory(context, {encoder.data(), 2, frames, d}, memory);
+  mha.DecodeCross(context, {query.data(), 2, n, d}, memory, {got.data(), 2, n, d});
+  EXPECT_EQ(got, want);
+}
+
+// An operator with Q/K norm normalises the step's query heads too (the memory's keys were
+// normalised when projected): DecodeCross gives its Forward over the encoder output.
+TEST(CrossAttentionMemoryTest, QkNormAppliesToTheStepsQueries) {
+  const std::size_t d = 64, frames = 20, n = 3;
+  AttentionMath math;
+  math.qk_norm = true;
+  const MathModel model(math, false);
+  const MultiheadAttention mha(model.config(Precision::kFp32), model.view());
+  const std::vector<float> encoder = RandomNormal(2 * frames * d, 1);
+  const std::vector<float> query = RandomNormal(2 * n * d, 2);
+  std::vector<float> got(query.size()), want(query.size());
+  Context context(2);
+  mha.Forward(context, {query.data(), 2, n, d}, {encoder.data(), 2, frames, d},
+              {encoder.data(), 2, frames, d}, {want.data(), 2, n, d});
   CrossAttentionMemory memory(mha, frames, 2);
   mha.ProjectMemory(context, {encoder.data(), 2, frames, d}, memory);
   mha.DecodeCross(context, {query.data(), 2, n, d}, memory, {got.data(), 2, n, d});
