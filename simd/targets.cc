@@ -31,9 +31,11 @@ HWY_EXPORT(CurrentTarget);
 namespace {
 std::vector<std::string> TargetNames(int64_t bits) {
   std::vector<std::string> names;
-  // Highway numbers better targets with lower bits.
-  for (int64_t bit = 1; bit != 0 && bit <= bits; bit <<= 1) {
-    if (bits & bit) names.emplace_back(hwy::TargetName(bit));
+  // Highway numbers better targets with lower bits. Unsigned: g++ puts SCALAR at bit 62, and a
+  // signed bit shifted past it is undefined (and negative, below every mask).
+  const uint64_t mask = static_cast<uint64_t>(bits);
+  for (uint64_t bit = 1; bit != 0 && bit <= mask; bit <<= 1) {
+    if (mask & bit) names.emplace_back(hwy::TargetName(static_cast<int64_t>(bit)));
   }
   return names;
 }
