@@ -81,5 +81,33 @@ void TestGemmMatchesScalar(int64_t target) {
 HWY_BEFORE_TEST(GemmF32Test);
 TEST_P(GemmF32Test, TestGemmMatchesScalar) { TestGemmMatchesScalar(GetParam()); }
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GemmF32Test);
+
+// PackGemmWeights reads W's rows ldw apart (the kernels' packs above pass ldw == k only) and
+// zero-pads the lanes past n of the last panel, whatever the buffer held: the layout
+// gemm_f32.h documents, read back element by element.
+TEST(PackGemmWeightsTest, ReadsRowsLdwApartAndZeroPadsPastN) {
+  const size_t n = 70, k = 3, ldw = 5;   // two panels, the second with 6 features of 64
+  std::vector<float> w(n * ldw, -1.0f);  // -1 in the 2 columns past k of each row
+  for (size_t row = 0; row < n; ++row) {
+    for (size_t i = 0; i < k; ++i) w[row * ldw + i] = static_cast<float>(row * k + i + 1);
+  }
+  std::vector<float> packed(simd::PackedGemmWeightsSize(n, k), 5.0f);
+  ASSERT_EQ(packed.size(), 2 * k * simd::kGemmPanelWidth);
+  simd::PackGemmWeights(w.data(), ldw, n, k, packed.data());
+  size_t mismatches = 0;
+  for (size_t panel = 0; panel < 2; ++panel) {
+    for (size_t i = 0; i < k; ++i) {
+      for (size_t lane = 0; lane < simd::kGemmPanelWidth; ++lane) {
+        const size_t row = panel * simd::kGemmPanelWidth + lane;
+        const float want = row < n ? static_cast<float>(row * k + i + 1) : 0.0f;
+        const float got = packed[(panel * k + i) * simd::kGemmPanelWidth + lane];
+        if (got == want) continue;
+        ADD_FAILURE() << "panel " << panel << " row " << i << " lane " << lane << ": " << got
+                      << ", want " << want;
+        if (++mismatches == 4) return;  // enough to tell the pattern
+      }
+    }
+  }
+}
 }  // namespace edgeattn
 #endif
