@@ -43,7 +43,7 @@ kernels='TestGroup/'  # the per-target kernel tests (HWY_EXPORT_AND_TEST_P), as 
 # discovery ran on (qemu's default, 512-bit SVE), so the fixed-width SVE2_128 and SVE_256 tests
 # run from simd_test itself.
 # The kernel tests whose kernel lists follow the CPU's features (dot product, fp16, bf16, i8mm).
-feature_kernels='(GemmI8|AttentionKv|AttentionArmHalf|AttentionArmI8mm)TestGroup/'
+feature_kernels='(GemmI8|AttentionKv|AttentionKvPack|AttentionArmHalf|AttentionArmI8mm)TestGroup/'
 kernel_runs=(cortex-a53 "ctest:$feature_kernels" max,sve-default-vector-length=16 'SVE2 SVE2_128')
 suite_cpu=neoverse-n1  # where the rest of the suite runs, kernel tests included
 targets=()             # all
