@@ -121,6 +121,22 @@ TEST(CrossAttentionMemoryTest, DefaultItemsAndInPlaceOutput) {
   EXPECT_EQ(0, std::memcmp(broadcast.data(), want.data(), n * d * sizeof(float)));
 }
 
+// n query rows of 2 items against 2 encoder outputs of `frames` frames: `step`'s DecodeCross
+// over a memory it projected gives `forward`'s Forward over the encoder outputs, bit for bit.
+void ExpectStepsEqualForward(const MultiheadAttention& step, const MultiheadAttention& forward,
+                             std::size_t d, std::size_t frames, std::size_t n) {
+  const std::vector<float> encoder = RandomNormal(2 * frames * d, 1);
+  const std::vector<float> query = RandomNormal(2 * n * d, 2);
+  std::vector<float> got(query.size()), want(query.size());
+  Context context(2);
+  forward.Forward(context, {query.data(), 2, n, d}, {encoder.data(), 2, frames, d},
+                  {encoder.data(), 2, frames, d}, {want.data(), 2, n, d});
+  CrossAttentionMemory memory(step, frames, 2);
+  step.ProjectMemory(context, {encoder.data(), 2, frames, d}, memory);
+  step.DecodeCross(context, {query.data(), 2, n, d}, memory, {got.data(), 2, n, d});
+  EXPECT_EQ(got, want);
+}
+
 // A windowed operator's window does not apply over a memory (its frames have no decoder
 // positions): DecodeCross gives what the same weights give without a window.
 TEST(CrossAttentionMemoryTest, WindowDoesNotApplyToTheMemory) {
@@ -129,16 +145,7 @@ TEST(CrossAttentionMemoryTest, WindowDoesNotApplyToTheMemory) {
   Config windowed = model.config;
   windowed.math.window = 4;
   const MultiheadAttention plain(model.config, model.view()), mha(windowed, model.view());
-  const std::vector<float> encoder = RandomNormal(2 * frames * d, 1);
-  const std::vector<float> query = RandomNormal(2 * n * d, 2);
-  std::vector<float> got(query.size()), want(query.size());
-  Context context(2);
-  plain.Forward(context, {query.data(), 2, n, d}, {encoder.data(), 2, frames, d},
-                {encoder.data(), 2, frames, d}, {want.data(), 2, n, d});
-  CrossAttentionMemory memory(mha, frames, 2);
-  mha.ProjectMemory(context, {encoder.data(), 2, frames, d}, memory);
-  mha.DecodeCross(context, {query.data(), 2, n, d}, memory, {got.data(), 2, n, d});
-  EXPECT_EQ(got, want);
+  ExpectStepsEqualForward(mha, plain, d, frames, n);
 }
 
 // An operator with Q/K norm normalises the step's query heads too (the memory's keys were
@@ -149,16 +156,7 @@ TEST(CrossAttentionMemoryTest, QkNormAppliesToTheStepsQueries) {
   math.qk_norm = true;
   const MathModel model(math, false);
   const MultiheadAttention mha(model.config(Precision::kFp32), model.view());
-  const std::vector<float> encoder = RandomNormal(2 * frames * d, 1);
-  const std::vector<float> query = RandomNormal(2 * n * d, 2);
-  std::vector<float> got(query.size()), want(query.size());
-  Context context(2);
-  mha.Forward(context, {query.data(), 2, n, d}, {encoder.data(), 2, frames, d},
-              {encoder.data(), 2, frames, d}, {want.data(), 2, n, d});
-  CrossAttentionMemory memory(mha, frames, 2);
-  mha.ProjectMemory(context, {encoder.data(), 2, frames, d}, memory);
-  mha.DecodeCross(context, {query.data(), 2, n, d}, memory, {got.data(), 2, n, d});
-  EXPECT_EQ(got, want);
+  ExpectStepsEqualForward(mha, mha, d, frames, n);
 }
 
 // A memory projected again holds the new encoder output only, shorter ones included.
