@@ -2,7 +2,8 @@
 # The aarch64 Release sizes of each EDGEATTN_TARGETS choice (phone, server, all): libedgeattn.a
 # and a minimal C consumer (tests/consumer/main.c, linked through pkg-config --static, stripped;
 # Highway, oneTBB and the C++ runtime are shared libraries on Debian, so it is edgeattn's code);
-# each consumer also runs under qemu. "all" reuses the library of the aarch64 stage
+# each consumer also runs under qemu. "phone" is built as docs/packaging.md's Android lines build
+# it, without oneTBB; "server" and "all" with it. "all" reuses the library of the aarch64 stage
 # (build/aarch64, the same Release options) when it is there and compiled every target (its
 # tests may leave some out: EDGEATTN_TEST_DISABLED_TARGETS). A report, not a check:
 # docs/packaging.md points here instead of quoting numbers.
@@ -21,9 +22,11 @@ for choice in "${choices[@]}"; do
      ! grep -q '^EDGEATTN_DISABLED_TARGETS:.*=.' build/aarch64/CMakeCache.txt; then
     library=build/aarch64
   else
+    tbb=ON
+    [[ $choice == phone ]] && tbb=OFF
     cmake -S . -B "$build" --toolchain "$toolchain" -DCMAKE_BUILD_TYPE=Release \
-      -DEDGEATTN_TARGETS="$choice" -DEDGEATTN_BUILD_TESTS=OFF -DEDGEATTN_BUILD_BENCH=OFF \
-      -DEDGEATTN_BUILD_CLI=OFF >/dev/null
+      -DEDGEATTN_TARGETS="$choice" -DEDGEATTN_WITH_TBB=$tbb -DEDGEATTN_BUILD_TESTS=OFF \
+      -DEDGEATTN_BUILD_BENCH=OFF -DEDGEATTN_BUILD_CLI=OFF >/dev/null
     cmake --build "$build" -j2 >/dev/null
   fi
   mkdir -p "$build"
