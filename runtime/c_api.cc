@@ -364,6 +364,24 @@ edgeattn_status edgeattn_kv_cache_create_format(const edgeattn_operator* op, siz
 
 void edgeattn_kv_cache_destroy(edgeattn_kv_cache* cache) { delete cache; }
 
+int edgeattn_kv_cache_format(const edgeattn_kv_cache* cache) {
+  if (cache == nullptr) return -1;
+  switch (cache->cache.format()) {
+    case edgeattn::KvFormat::kBf16:
+      return EDGEATTN_KV_BF16;
+    case edgeattn::KvFormat::kFp16:
+      return EDGEATTN_KV_FP16;
+    case edgeattn::KvFormat::kInt8:
+      return EDGEATTN_KV_INT8;
+    default:  // a cache's format is resolved: fp32 is what remains
+      return EDGEATTN_KV_FP32;
+  }
+}
+
+const char* edgeattn_kv_cache_attention_kernel(const edgeattn_kv_cache* cache) {
+  return cache != nullptr ? cache->cache.attention_kernel() : "";
+}
+
 size_t edgeattn_kv_cache_bytes_per_position(const edgeattn_kv_cache* cache) {
   return cache != nullptr ? cache->cache.bytes_per_position() : 0;
 }

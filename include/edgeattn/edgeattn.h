@@ -176,7 +176,10 @@ typedef struct edgeattn_cross_memory edgeattn_cross_memory;
 EDGEATTN_C_API const char* edgeattn_version(void);
 
 /* The message of the last failed call on this thread ("" if none). Valid until the next call
- * on this thread. */
+ * on this thread. It names the argument as the C++ API (edgeattn.hpp) does: a tensor as its
+ * call's parameter (query, key, value, out; x for a decode step's input) with .batch or
+ * .length (a step's n is x.length), the config's and load options' fields as Config.* and
+ * Config.math.*. */
 EDGEATTN_C_API const char* edgeattn_last_error(void);
 
 /* Builds an operator; the weights are copied (packed), so the caller may free them after. */
@@ -276,7 +279,14 @@ EDGEATTN_C_API edgeattn_status edgeattn_kv_cache_create_format(const edgeattn_op
                                                                const char* attention_kernel,
                                                                edgeattn_kv_cache** out);
 EDGEATTN_C_API void edgeattn_kv_cache_destroy(edgeattn_kv_cache* cache);
-/* Bytes per position of one sequence (every key/value head; 0 for NULL). */
+/* What the cache stores and runs: its edgeattn_kv_format, never EDGEATTN_KV_AUTO (what AUTO
+ * resolved to on this CPU), and the attention kernel its decode steps run (a static string,
+ * valid after the cache is destroyed); -1 and "" for NULL. */
+EDGEATTN_C_API int edgeattn_kv_cache_format(const edgeattn_kv_cache* cache);
+EDGEATTN_C_API const char* edgeattn_kv_cache_attention_kernel(const edgeattn_kv_cache* cache);
+/* Bytes per position of one sequence (every key/value head, keys and values; 0 for NULL),
+ * rounded up from the bytes held over batch x slots: a kernel's layout pads its panels of
+ * positions, so a short cache may report more than a long one. */
 EDGEATTN_C_API size_t edgeattn_kv_cache_bytes_per_position(const edgeattn_kv_cache* cache);
 /* Positions cached: the longest sequence's (edgeattn_kv_cache_item_length: each one's), as the
    last decode, truncate, reorder or clear left them (any thread may read them during a decode). */

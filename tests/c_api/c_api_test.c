@@ -373,6 +373,33 @@ int main(void) {
                                                   &named_cache),
                   "NUL-terminated", "unterminated cache kernel name");
       check(named_cache == NULL, "no cache on error");
+      {
+        /* A cache names the format it stores (AUTO resolved) and the kernel its steps run,
+         * whose name starts with that format's. */
+        static const char* const kFormatPrefix[] = {"f32kv_", "bf16kv_", "f16kv_", "i8kv_"};
+        const int asked[] = {EDGEATTN_KV_INT8, EDGEATTN_KV_FP16, EDGEATTN_KV_AUTO};
+        size_t i;
+        for (i = 0; i < sizeof(asked) / sizeof(asked[0]); ++i) {
+          int format;
+          check(edgeattn_kv_cache_create_format(plain_op, 4, 1, asked[i], NULL, &named_cache) ==
+                    EDGEATTN_OK,
+                "cache of each format");
+          format = edgeattn_kv_cache_format(named_cache);
+          check(asked[i] == EDGEATTN_KV_AUTO
+                    ? format >= EDGEATTN_KV_FP32 && format <= EDGEATTN_KV_INT8
+                    : format == asked[i],
+                "cache format: the one asked, or what AUTO resolved to");
+          check(format >= EDGEATTN_KV_FP32 && format <= EDGEATTN_KV_INT8 &&
+                    strncmp(edgeattn_kv_cache_attention_kernel(named_cache), kFormatPrefix[format],
+                            strlen(kFormatPrefix[format])) == 0,
+                "cache kernel of its format");
+          edgeattn_kv_cache_destroy(named_cache);
+          named_cache = NULL;
+        }
+        check(edgeattn_kv_cache_format(NULL) == -1 &&
+                  strcmp(edgeattn_kv_cache_attention_kernel(NULL), "") == 0,
+              "cache format and kernel of NULL");
+      }
       edgeattn_operator_destroy(plain_op);
     }
     check(strcmp(edgeattn_operator_projection_kernel(NULL), "") == 0, "kernel of NULL");
