@@ -37,6 +37,13 @@ void CheckRotary(const AttentionMath& m, std::size_t head_dim) {
     }
     return;
   }
+  // Left at 0, rotary_dim is the head width: an odd one is the head count's doing.
+  if (m.rotary_dim == 0 && head_dim % 2 != 0) {
+    throw Error(
+        "Config.math.rotary: rotates channel pairs, expected an even head_dim (d_model / "
+        "num_heads) or an even rotary_dim below it, got head_dim " +
+        Str(head_dim));
+  }
   const std::size_t dims = m.rotary_dim != 0 ? m.rotary_dim : head_dim;
   if (dims > head_dim || dims % 2 != 0) {
     throw Error("Config.math.rotary_dim: expected 0 (= head_dim) or an even count in [2, " +

@@ -1,6 +1,7 @@
 #include "runtime/weight_loading.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -55,7 +56,8 @@ Config FloatConfig(const SafetensorsFile& file, const MatchedNames& names,
     const std::size_t dk = d / options.num_heads;
     if (k.shape.size() != 2 || k.shape[0] == 0 || k.shape[0] % dk != 0) {
       throw Error(where + "'" + Printable(k_name) + "': expected [num_kv_heads * " + Str(dk) +
-                  ", " + Str(d) + "] for " + Str(options.num_heads) + " heads");
+                  ", " + Str(d) + "] for " + Str(options.num_heads) + " heads, got " +
+                  ShapeText(k.shape));
     }
     kv_heads = k.shape[0] / dk;
     if (options.num_heads % kv_heads != 0) {
@@ -217,6 +219,50 @@ LayerWeights ReadFloatLayer(const SafetensorsFile& file, const LoadOptions& opti
   return layer;
 }
 
+// How far a stored frequency may lie from base^(-2i / dims): the float computation's few ulps
+// (1e-5 relative) plus its dtype's rounding, half a unit in the last of bf16's 8 and fp16's 11
+// significant bits (and half of 2^-24, the step of fp16's subnormals below 2^-14).
+struct FrequencyTolerance {
+  double relative, absolute;
+};
+FrequencyTolerance ToleranceOf(DType dtype) {
+  if (dtype == DType::kBF16) return {std::ldexp(1.0, -8) + 1e-5, 0.0};
+  if (dtype == DType::kF16) return {std::ldexp(1.0, -11) + 1e-5, std::ldexp(1.0, -25)};
+  return {1e-5, 0.0};
+}
+
+// `rotary_emb.inv_freq` (older Llama conversions) records the frequencies the layer was trained
+// with, which LoadOptions.math must reproduce: strict loading refuses it without math.rotary,
+// and every load with rotary refuses frequencies that math's base and rotary_dim do not give
+// (another base, or a scaling of the frequencies edgeattn does not compute). Either would
+// silently compute another layer.
+void CheckRotaryFrequencies(const SafetensorsFile& file, const LoadOptions& options,
+                            const Config& config) {
+  const std::string name = NormalizePrefix(options.prefix) + "rotary_emb.inv_freq";
+  if (file.tensors().count(name) == 0) return;
+  const AttentionMath& m = config.math;
+  const std::string where = "safetensors '" + file.source() + "': '" + Printable(name) + "'";
+  if (m.rotary == RotaryLayout::kNone) {
+    if (!options.strict) return;
+    throw Error(where +
+                " holds rotary frequencies: expected LoadOptions.math.rotary (or "
+                "non-strict loading, which ignores it)");
+  }
+  const std::size_t dims = m.rotary_dim != 0 ? m.rotary_dim : config.d_model / config.num_heads;
+  const std::vector<float> got = file.ReadFloat(name, {dims / 2});  // checks shape and dtype
+  const FrequencyTolerance tolerance = ToleranceOf(file.Info(name).dtype);
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double want = std::pow(double(m.rotary_base), -2.0 * double(i) / double(dims));
+    if (std::abs(got[i] - want) <= tolerance.relative * want + tolerance.absolute) continue;
+    throw Error(where + "[" + Str(i) +
+                "]: expected rotary_base^(-2i / rotary_dim) = " + FloatStr(float(want)) +
+                " for LoadOptions.math.rotary_base " + FloatStr(m.rotary_base) +
+                " and rotary_dim " + Str(dims) + ", got " + FloatStr(got[i]) +
+                " (another base, or scaled frequencies edgeattn does not "
+                "compute)");
+  }
+}
+
 }  // namespace
 
 LayerWeights FindLayerWeights(const SafetensorsFile& file, const LoadOptions& options) {
@@ -227,6 +273,7 @@ LayerWeights FindLayerWeights(const SafetensorsFile& file, const LoadOptions& op
   layer.config.kv_format = options.kv_format;
   layer.config.math = options.math;
   ValidateConfig(layer.config);
+  CheckRotaryFrequencies(file, options, layer.config);
   return layer;
 }
 

@@ -262,6 +262,11 @@ TEST(AttentionMathTest, HostileOptionsAreNamedErrors) {
   m = {};
   m.rotary_dim = 4;
   ExpectError([&] { build(m); }, {"Config.math.rotary_dim", "without a rotary layout"});
+  // rotary_dim left at 0 on an odd head width: the head count made it odd, not rotary_dim.
+  GqaModel odd_heads(12, 4, 4, 3);
+  odd_heads.config.math = Rotary(RotaryLayout::kHalves, 0);
+  ExpectError([&] { MultiheadAttention(odd_heads.config, odd_heads.view()); },
+              {"Config.math.rotary:", "even head_dim (d_model / num_heads)", "got head_dim 3"});
   m = {};
   m.rotary = static_cast<RotaryLayout>(7);
   ExpectError([&] { build(m); }, {"Config.math.rotary", "got 7"});

@@ -209,7 +209,7 @@ TEST(WeightLoadingTest, HuggingFaceFamilies) {
       {"bert", kBert, kBertBias, 4, {"output.LayerNorm.weight", "output.LayerNorm.bias"}},
       {"whisper (no k_proj bias)", kWhisper, kWhisperBias, 4, {}},
       {"bart", kWhisper, kBartBias, 4, {}},
-      {"llama (GQA, no biases)", kLlama, kNoBias, 2, {"rotary_emb.inv_freq"}},
+      {"llama (GQA, no biases)", kLlama, kNoBias, 2, {}},
       {"qwen2 (GQA, q/k/v biases)", kLlama, kQwenBias, 1, {}},
   };
   for (const Case& c : cases) {
@@ -222,6 +222,62 @@ TEST(WeightLoadingTest, HuggingFaceFamilies) {
     EXPECT_EQ(loaded.config().num_kv_heads, c.kv_heads);
     EXPECT_EQ(Forward1(loaded), Forward1(MultiheadAttention(m.config, ViewWith(m, c.biases))));
   }
+}
+
+// A Llama layer's stored rotary frequencies must be what LoadOptions.math computes: without
+// rotary, strict loading refuses them (plain attention would be another layer) and non-strict
+// ignores them; with it, another base, fewer rotated channels or one frequency off by more than
+// its dtype's rounding is an error naming it.
+TEST(WeightLoadingTest, StoredRotaryFrequenciesMustMatchTheMath) {
+  const GqaModel m(32, 4, 2, 7);  // head_dim 8: 4 frequencies
+  std::vector<float> inv_freq(4);
+  for (std::size_t i = 0; i < 4; ++i) inv_freq[i] = float(std::pow(500.0, -2.0 * i / 8.0));
+  const auto file_with = [&](const std::vector<float>& frequencies) {
+    Checkpoint file;
+    AddSeparate(&file, m, "", kLlama, kNoBias);
+    file.Add("rotary_emb.inv_freq", frequencies);
+    return file.bytes();
+  };
+  const std::vector<std::uint8_t> bytes = file_with(inv_freq);
+  ExpectLoadError(bytes, Options(4),
+                  {"'rotary_emb.inv_freq' holds rotary frequencies", "LoadOptions.math.rotary"});
+  LoadOptions lenient = Options(4);
+  lenient.strict = false;
+  EXPECT_EQ(Forward1(FromBytes(bytes, lenient)),
+            Forward1(MultiheadAttention(m.config, ViewWith(m, kNoBias))));
+
+  LoadOptions rotary = Options(4);
+  rotary.math.rotary = RotaryLayout::kHalves;
+  rotary.math.rotary_base = 500.0f;
+  Config config = m.config;
+  config.math = rotary.math;
+  EXPECT_EQ(Forward1(FromBytes(bytes, rotary)),
+            Forward1(MultiheadAttention(config, ViewWith(m, kNoBias))));
+  std::vector<float> off = inv_freq;
+  off[2] *= 1.0f + 1e-4f;  // ten times the float tolerance
+  ExpectLoadError(file_with(off), rotary, {"'rotary_emb.inv_freq'[2]", "rotary_dim 8"});
+  // Stored in bf16: rounded to nearest they load, one unit in the last place off does not.
+  std::vector<std::uint16_t> bf16(4);
+  for (std::size_t i = 0; i < 4; ++i) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &inv_freq[i], 4);
+    bf16[i] = static_cast<std::uint16_t>((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
+  }
+  const auto bf16_file = [&] {
+    Checkpoint file;
+    AddSeparate(&file, m, "", kLlama, kNoBias);
+    file.writer.Add("rotary_emb.inv_freq", DType::kBF16, {4}, bf16.data());
+    return file.bytes();
+  };
+  EXPECT_EQ(Forward1(FromBytes(bf16_file(), rotary)),
+            Forward1(MultiheadAttention(config, ViewWith(m, kNoBias))));
+  bf16[3] += 1;
+  ExpectLoadError(bf16_file(), rotary, {"'rotary_emb.inv_freq'[3]"});
+  rotary.math.rotary_base = 10000.0f;
+  ExpectLoadError(bytes, rotary, {"'rotary_emb.inv_freq'[1]", "rotary_base 10000", "got 0.2114"});
+  rotary.math.rotary_base = 500.0f;
+  rotary.math.rotary_dim = 4;
+  ExpectLoadError(bytes, rotary, {"rotary_emb.inv_freq", "expected shape [2], got [4]"});
 }
 
 TEST(WeightLoadingTest, FamilyBiasRules) {
@@ -431,7 +487,8 @@ TEST(WeightLoadingTest, KeyProjectionWithoutRows) {
   c.Add("o_proj.weight", m.wq, {32, 32});
   c.Add("k_proj.weight", {}, {0, 32});
   c.Add("v_proj.weight", {}, {0, 32});
-  ExpectLoadError(c.bytes(), Options(4), {"'k_proj.weight': expected [num_kv_heads * 8, 32]"});
+  ExpectLoadError(c.bytes(), Options(4),
+                  {"'k_proj.weight': expected [num_kv_heads * 8, 32]", "got [0, 32]"});
 }
 
 // A layer's names end at a '.' boundary: "xin_proj_weight" is not "in_proj_weight" under "x".
