@@ -82,8 +82,10 @@ struct AttentionKernel {
   // Computes query rows [q_begin, q_end) of one head. A row whose scores hold NaN or +inf is
   // written as NaN; a row whose every key is masked is written as zeros (its weights too). Key
   // tiles that the mask removes for every row of a block cost nothing: with a causal mask the
-  // upper triangle is never computed. Rows are independent: any split of the query rows between
-  // threads gives bit-identical results.
+  // upper triangle is never computed. Rows are independent (any split of the query rows between
+  // threads gives bit-identical results) but for one case: a NaN or infinite value at a key that
+  // a row masks reaches it as 0 x NaN where another row of its block sees that key, as PyTorch's
+  // masked weights multiply it (docs/usage.md).
   void (*run)(const AttentionHeadArgs& args, size_t q_begin, size_t q_end, float* scratch);
 };
 

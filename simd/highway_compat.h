@@ -26,9 +26,8 @@
   "." EDGEATTN_HWY_STRINGIFY(HWY_MINOR) "." EDGEATTN_HWY_STRINGIFY(HWY_PATCH)
 
 // Ops that replace hand-written code on 1.0.3: LoadN/LoadNOr/StoreN (tails that touch no memory
-// past the last lane) and SumOfMulQuadAccumulate (int8 dot products: vpdpbusd, sdot/udot).
+// past the last lane).
 #define EDGEATTN_HWY_HAS_LOAD_STORE_N EDGEATTN_HWY_AT_LEAST(1, 1)
-#define EDGEATTN_HWY_HAS_SUM_OF_MUL_QUAD_ACCUMULATE EDGEATTN_HWY_AT_LEAST(1, 1)
 
 // Target families. 1.0.3 has one NEON target; 1.4 adds NEON_WITHOUT_AES and NEON_BF16.
 #if EDGEATTN_HWY_AT_LEAST(1, 1)
@@ -52,26 +51,5 @@
 // both; 15 untried). The kernel needs them and a run-time CPUID check besides.
 #define EDGEATTN_TARGET_CAN_BUILD_AVX512_FP16 \
   (EDGEATTN_TARGET_HAS_AVX512 && (HWY_COMPILER_GCC_ACTUAL >= 1200 || HWY_COMPILER_CLANG >= 1600))
-
-// The ARM int8 dot product (sdot/udot) without a run-time check: every SVE target has it, and
-// 1.4's NEON_BF16 target is compiled with +dotprod. The plain NEON targets may run on cores
-// without it (Cortex-A53): check the CPU at run time there.
-#if EDGEATTN_HWY_AT_LEAST(1, 1)
-#define EDGEATTN_TARGET_HAS_ARM_DOTPROD \
-  (EDGEATTN_TARGET_IS_SVE || (HWY_ARCH_ARM_A64 && HWY_TARGET == HWY_NEON_BF16))
-#else
-#define EDGEATTN_TARGET_HAS_ARM_DOTPROD EDGEATTN_TARGET_IS_SVE
-#endif
-
-// Native bf16 dot products (ReorderWidenMulAccumulate on bf16 maps to vdpbf16ps / BFDOT) and
-// fp16 vector arithmetic: Highway's own per-target answer where it gives one (1.1+); 1.0.3
-// emulates both on every target.
-#if EDGEATTN_HWY_AT_LEAST(1, 1)
-#define EDGEATTN_TARGET_HAS_BF16_DOT HWY_NATIVE_DOT_BF16
-#define EDGEATTN_TARGET_HAS_FP16_ARITHMETIC HWY_HAVE_FLOAT16
-#else
-#define EDGEATTN_TARGET_HAS_BF16_DOT 0
-#define EDGEATTN_TARGET_HAS_FP16_ARITHMETIC 0
-#endif
 
 #endif  // EDGEATTN_SIMD_HIGHWAY_COMPAT_H_

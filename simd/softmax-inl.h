@@ -171,16 +171,6 @@ HWY_INLINE void ScaleRowF32(float* HWY_RESTRICT x, size_t n, float scale) {
   ForEachVector<true>(x, n, 0.0f, [&](auto v) HWY_ATTR { return hn::Mul(v, vscale); });
 }
 
-// x[i] *= y[i] for i < n.
-HWY_INLINE void MulRowF32(float* HWY_RESTRICT x, const float* HWY_RESTRICT y, size_t n) {
-  const RowTag d;
-  const size_t N = hn::Lanes(d);
-  for (size_t i = 0; i < n; i += N) {
-    StorePartial(d, hn::Mul(LoadPartial(d, x + i, n - i), LoadPartial(d, y + i, n - i)), x + i,
-                 n - i);
-  }
-}
-
 HWY_INLINE void FillRowF32(float* HWY_RESTRICT x, size_t n, float value) {
   for (size_t i = 0; i < n; ++i) x[i] = value;
 }

@@ -33,9 +33,7 @@ namespace {
 namespace hn = hwy::HWY_NAMESPACE;
 
 struct CpuFeatures {
-  bool int8_dot = false;  // avx512vnni; ARM asimddp
-  bool bf16 = false;      // avx512bf16; ARM bf16
-  bool fp16 = false;      // ARM asimdhp (x86's avx512fp16 is left to Highway's own check)
+  bool int8_dot = false;  // avx512vnni
 };
 
 CpuFeatures DetectCpu() {
@@ -43,14 +41,6 @@ CpuFeatures DetectCpu() {
 #if HWY_ARCH_X86
   __builtin_cpu_init();
   f.int8_dot = __builtin_cpu_supports("avx512vnni");
-  f.bf16 = __builtin_cpu_supports("avx512bf16");
-#elif defined(__aarch64__) && defined(__linux__)
-  const unsigned long hwcap = getauxval(AT_HWCAP);
-  f.int8_dot = (hwcap & HWCAP_ASIMDDP) != 0;
-  f.fp16 = (hwcap & HWCAP_ASIMDHP) != 0;
-#ifdef HWCAP2_BF16
-  f.bf16 = (getauxval(AT_HWCAP2) & HWCAP2_BF16) != 0;
-#endif
 #endif
   return f;
 }
@@ -66,22 +56,8 @@ void TestPredicatesMatchCpu() {
   if (EDGEATTN_TARGET_HAS_AVX512_VNNI) {
     EXPECT_TRUE(cpu.int8_dot);
   }
-  if (EDGEATTN_TARGET_HAS_BF16_DOT) {
-    EXPECT_TRUE(cpu.bf16);
-  }
 #elif HWY_ARCH_ARM_A64
   EXPECT_NE(EDGEATTN_TARGET_IS_NEON, EDGEATTN_TARGET_IS_SVE);
-  // cpu.int8_dot is the Advanced SIMD dot product (HWCAP_ASIMDDP); SVE's sdot is part of SVE
-  // itself, which some SVE CPUs (A64FX) have without the NEON one.
-  if (EDGEATTN_TARGET_HAS_ARM_DOTPROD && EDGEATTN_TARGET_IS_NEON) {
-    EXPECT_TRUE(cpu.int8_dot);
-  }
-  if (EDGEATTN_TARGET_HAS_BF16_DOT) {
-    EXPECT_TRUE(cpu.bf16);
-  }
-  if (EDGEATTN_TARGET_HAS_FP16_ARITHMETIC) {
-    EXPECT_TRUE(cpu.fp16);
-  }
 #endif
   (void)cpu;
 }
