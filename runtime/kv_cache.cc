@@ -116,22 +116,22 @@ void KvCache::Clear() {
 namespace {
 
 // A windowed cache's next step from `length` sees the window before it: the ring of sequence b
-// must still hold it. From 0 it sees nothing: the sequence starts again (ResetEmptyRings).
+// must still hold it. From 0 it sees nothing: the sequence starts again; nor does a window of 1
+// see anything before (ClampOldestToLengths).
 void CheckRingHolds(const char* name, const KvCache::State& s, std::size_t b,
                     std::size_t length) {
   const std::size_t needed = s.window != 0 && length >= s.window ? length - s.window + 1 : 0;
-  if (length == 0 || needed >= s.oldest[b]) return;
+  if (length == 0 || s.window == 1 || needed >= s.oldest[b]) return;
   throw Error(std::string(name) + ": expected at least " + Str(s.oldest[b] + s.window - 1) +
               " (the ring of " + Str(s.slots) + " slots holds positions from " +
               Str(s.oldest[b]) + ", and a window of " + Str(s.window) +
               " needs those before the new length), got " + Str(length));
 }
 
-// A sequence truncated to nothing starts its ring again, as Clear starts every one.
-void ResetEmptyRings(KvCache::State& s) {
-  for (std::size_t b = 0; b < s.batch; ++b) {
-    if (s.lengths[b] == 0) s.oldest[b] = 0;
-  }
+// A ring holds positions [oldest, length): a sequence truncated below its oldest position (to
+// nothing, or with a window of 1) starts its ring again from its new length, as Clear does.
+void ClampOldestToLengths(KvCache::State& s) {
+  for (std::size_t b = 0; b < s.batch; ++b) s.oldest[b] = std::min(s.oldest[b], s.lengths[b]);
 }
 
 }  // namespace
@@ -157,7 +157,7 @@ void KvCache::Truncate(std::size_t length) {
     if (length < s.lengths[b]) CheckRingHolds("length", s, b, length);
   }
   for (std::size_t& l : s.lengths) l = std::min(l, length);
-  ResetEmptyRings(s);
+  ClampOldestToLengths(s);
 }
 
 void KvCache::Truncate(Span<const std::size_t> lengths) {
@@ -176,7 +176,7 @@ void KvCache::Truncate(Span<const std::size_t> lengths) {
     CheckRingHolds(("lengths[" + Str(b) + "]").c_str(), s, b, lengths.data[b]);
   }
   std::copy(lengths.data, lengths.data + s.batch, s.lengths.begin());
-  ResetEmptyRings(s);
+  ClampOldestToLengths(s);
 }
 
 namespace {

@@ -93,6 +93,50 @@ TEST(CrossAttentionMemoryTest, StepsEqualForwardOverTheEncoderOutput) {
   CheckCrossSteps({32, 1, 1, 1, 3, 2, {0}, {}, Precision::kInt8});
 }
 
+// One memory in each K/V format (Config::kv_format), projected three times over (the longest
+// output, a shorter one, one in between) with per-item lengths that include 0, read by beams
+// mapped many to one in steps of 1 to 3 rows: each step equals Forward over the encoder output
+// it was last projected from, bit for bit, with grouped-query and multi-query heads.
+TEST(CrossAttentionMemoryTest, ReprojectedMemoryInEveryFormatServesManySteps) {
+  const std::size_t d = 64, items = 3, max_frames = 300;
+  const std::size_t frames[] = {300, 37, 257};
+  const std::vector<std::size_t> lengths[] = {{300, 0, 129}, {1, 37, 0}, {256, 257, 64}};
+  const std::vector<std::size_t> beam_items[] = {{1, 0, 2, 0, 1}, {2, 2, 0, 1, 1}};
+  for (KvFormat format : {KvFormat::kFp32, KvFormat::kBf16, KvFormat::kFp16, KvFormat::kInt8}) {
+    for (std::size_t kv_heads : {2, 1}) {
+      const GqaModel model(d, 4, kv_heads, 77);
+      Config config = model.with(kv_heads == 1 ? Precision::kInt8 : Precision::kFp32);
+      config.kv_format = format;
+      const MultiheadAttention mha(config, model.view());
+      CrossAttentionMemory memory(mha, max_frames, items);
+      Context context(2), one(1);
+      for (std::size_t p = 0; p < 3; ++p) {
+        const std::vector<float> encoder = RandomNormal(items * frames[p] * d, 10 + p);
+        mha.ProjectMemory(context, {encoder.data(), items, frames[p], d}, memory,
+                          {lengths[p].data(), items});
+        for (std::size_t step = 0; step < 4; ++step) {
+          const std::vector<std::size_t>& beams = beam_items[step % 2];
+          const std::size_t n = step % 3 + 1, b_count = beams.size();
+          const std::vector<float> query = RandomNormal(b_count * n * d, 100 + 7 * step + p);
+          std::vector<float> got(query.size()), want(query.size());
+          mha.DecodeCross(context, {query.data(), b_count, n, d}, memory,
+                          {got.data(), b_count, n, d}, {beams.data(), b_count});
+          const std::vector<float> keys = GatherItems(encoder, frames[p], d, beams);
+          std::vector<std::size_t> beam_lengths;
+          for (std::size_t m : beams) beam_lengths.push_back(lengths[p][m]);
+          ForwardOptions options;
+          options.key_lengths = {beam_lengths.data(), b_count};
+          mha.Forward(one, {query.data(), b_count, n, d}, {keys.data(), b_count, frames[p], d},
+                      {keys.data(), b_count, frames[p], d}, {want.data(), b_count, n, d}, options);
+          ASSERT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float)))
+              << KvFormatName(format) << " kv_heads " << kv_heads << " projection " << p << " step "
+              << step;
+        }
+      }
+    }
+  }
+}
+
 // Without memory_items: item b reads item b, or a one-item memory serves every query item; a
 // step of several positions at once, written over its own query.
 TEST(CrossAttentionMemoryTest, DefaultItemsAndInPlaceOutput) {
