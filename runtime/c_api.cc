@@ -367,15 +367,18 @@ void edgeattn_kv_cache_destroy(edgeattn_kv_cache* cache) { delete cache; }
 int edgeattn_kv_cache_format(const edgeattn_kv_cache* cache) {
   if (cache == nullptr) return -1;
   switch (cache->cache.format()) {
+    case edgeattn::KvFormat::kFp32:
+      return EDGEATTN_KV_FP32;
     case edgeattn::KvFormat::kBf16:
       return EDGEATTN_KV_BF16;
     case edgeattn::KvFormat::kFp16:
       return EDGEATTN_KV_FP16;
     case edgeattn::KvFormat::kInt8:
       return EDGEATTN_KV_INT8;
-    default:  // a cache's format is resolved: fp32 is what remains
-      return EDGEATTN_KV_FP32;
+    case edgeattn::KvFormat::kAuto:  // resolved when the cache was made: never its format
+      return EDGEATTN_KV_AUTO;
   }
+  return -1;  // no other KvFormat exists
 }
 
 const char* edgeattn_kv_cache_attention_kernel(const edgeattn_kv_cache* cache) {

@@ -11,6 +11,13 @@ std::string FloatStr(float value) {
   return std::to_string(value);
 }
 
+std::string FloatDigits(float value) {
+  if (!std::isfinite(value)) return FloatStr(value);
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.9g", static_cast<double>(value));
+  return text;
+}
+
 std::string Printable(const std::string& text) {
   std::string out;
   out.reserve(text.size());

@@ -19,6 +19,8 @@ inline std::string Str(std::size_t value) { return std::to_string(value); }
 
 // A float in error messages: NaN, inf and -inf by name.
 std::string FloatStr(float value);
+// The same to 9 significant digits (every float told apart), for values far below 1.
+std::string FloatDigits(float value);
 
 // "[2, 3]": a tensor shape in error messages.
 std::string ShapeText(const std::vector<std::size_t>& shape);

@@ -249,15 +249,23 @@ void CheckRotaryFrequencies(const SafetensorsFile& file, const LoadOptions& opti
                 "non-strict loading, which ignores it)");
   }
   const std::size_t dims = m.rotary_dim != 0 ? m.rotary_dim : config.d_model / config.num_heads;
-  const std::vector<float> got = file.ReadFloat(name, {dims / 2});  // checks shape and dtype
+  const std::vector<std::size_t>& shape = file.Info(name).shape;
+  if (shape != std::vector<std::size_t>{dims / 2}) {
+    throw Error(where + ": expected [" + Str(dims / 2) + "], one frequency per pair of the " +
+                Str(dims) + " rotated dims (" +
+                (m.rotary_dim != 0 ? "LoadOptions.math.rotary_dim"
+                                   : "head_dim: d_model / num_heads, as rotary_dim is 0") +
+                "), got " + ShapeText(shape));
+  }
+  const std::vector<float> got = file.ReadFloat(name, shape);  // converts, or names the dtype
   const FrequencyTolerance tolerance = ToleranceOf(file.Info(name).dtype);
   for (std::size_t i = 0; i < got.size(); ++i) {
     const double want = std::pow(double(m.rotary_base), -2.0 * double(i) / double(dims));
     if (std::abs(got[i] - want) <= tolerance.relative * want + tolerance.absolute) continue;
     throw Error(where + "[" + Str(i) +
-                "]: expected rotary_base^(-2i / rotary_dim) = " + FloatStr(float(want)) +
-                " for LoadOptions.math.rotary_base " + FloatStr(m.rotary_base) +
-                " and rotary_dim " + Str(dims) + ", got " + FloatStr(got[i]) +
+                "]: expected rotary_base^(-2i / rotary_dim) = " + FloatDigits(float(want)) +
+                " for LoadOptions.math.rotary_base " + FloatDigits(m.rotary_base) + " and " +
+                Str(dims) + " rotated dims, got " + FloatDigits(got[i]) +
                 " (another base, or scaled frequencies edgeattn does not "
                 "compute)");
   }

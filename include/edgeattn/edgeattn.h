@@ -178,8 +178,8 @@ EDGEATTN_C_API const char* edgeattn_version(void);
 /* The message of the last failed call on this thread ("" if none). Valid until the next call
  * on this thread. It names the argument as the C++ API (edgeattn.hpp) does: a tensor as its
  * call's parameter (query, key, value, out; x for a decode step's input) with .batch or
- * .length (a step's n is x.length), the config's and load options' fields as Config.* and
- * Config.math.*. */
+ * .length (a step's n is x.length), the config's fields as Config.* and Config.math.*, the
+ * load options' as LoadOptions.* (num_heads bare). */
 EDGEATTN_C_API const char* edgeattn_last_error(void);
 
 /* Builds an operator; the weights are copied (packed), so the caller may free them after. */

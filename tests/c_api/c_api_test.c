@@ -377,7 +377,8 @@ int main(void) {
         /* A cache names the format it stores (AUTO resolved) and the kernel its steps run,
          * whose name starts with that format's. */
         static const char* const kFormatPrefix[] = {"f32kv_", "bf16kv_", "f16kv_", "i8kv_"};
-        const int asked[] = {EDGEATTN_KV_INT8, EDGEATTN_KV_FP16, EDGEATTN_KV_AUTO};
+        const int asked[] = {EDGEATTN_KV_FP32, EDGEATTN_KV_BF16, EDGEATTN_KV_FP16, EDGEATTN_KV_INT8,
+                             EDGEATTN_KV_AUTO};
         size_t i;
         for (i = 0; i < sizeof(asked) / sizeof(asked[0]); ++i) {
           int format;
@@ -449,8 +450,13 @@ int main(void) {
     check(fabs(y[0] - 0.5) < 1e-6 && fabs(y[1] - 0.5) < 1e-6, "windowed decode sees itself");
     check(edgeattn_kv_cache_length(ring) == 100 && edgeattn_kv_cache_bytes(ring) == bytes,
           "windowed cache keeps its bytes");
-    check_error(edgeattn_kv_cache_truncate(ring, 20), "ring of 64 slots",
-                "truncate past the ring");
+    /* A window of 1 sees no earlier position: its ring rolls back to any length. */
+    check(
+        edgeattn_kv_cache_truncate(ring, 20) == EDGEATTN_OK && edgeattn_kv_cache_length(ring) == 20,
+        "window 1 rolls back past the ring");
+    check(edgeattn_decode(stepped, context, ring, x, 1, 1, y) == EDGEATTN_OK &&
+              fabs(y[0] - 1.5) < 1e-6,
+          "the step after the rollback sees itself");
     edgeattn_kv_cache_destroy(ring);
     edgeattn_operator_destroy(stepped);
     stepped = NULL;

@@ -2,6 +2,8 @@
 // checkpoints, prefixes into whole-model files, strict names as PyTorch's
 // load_state_dict(strict=True) with its opt-outs, loads from memory, and what info lists.
 // Each loaded operator is compared bit for bit with one built from the same arrays.
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -9,11 +11,10 @@
 #include <string>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "edgeattn/checkpoint.hpp"
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/safetensors.hpp"
+#include "simd/half_float.h"
 #include "tests/runtime/test_model.h"
 #include "tests/scratch_dir.h"
 #include "tests/test_support.h"
@@ -255,14 +256,10 @@ TEST(WeightLoadingTest, StoredRotaryFrequenciesMustMatchTheMath) {
             Forward1(MultiheadAttention(config, ViewWith(m, kNoBias))));
   std::vector<float> off = inv_freq;
   off[2] *= 1.0f + 1e-4f;  // ten times the float tolerance
-  ExpectLoadError(file_with(off), rotary, {"'rotary_emb.inv_freq'[2]", "rotary_dim 8"});
+  ExpectLoadError(file_with(off), rotary, {"'rotary_emb.inv_freq'[2]", "and 8 rotated dims"});
   // Stored in bf16: rounded to nearest they load, one unit in the last place off does not.
   std::vector<std::uint16_t> bf16(4);
-  for (std::size_t i = 0; i < 4; ++i) {
-    std::uint32_t bits;
-    std::memcpy(&bits, &inv_freq[i], 4);
-    bf16[i] = static_cast<std::uint16_t>((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
-  }
+  for (std::size_t i = 0; i < 4; ++i) bf16[i] = simd::Bf16FromF32(inv_freq[i]);
   const auto bf16_file = [&] {
     Checkpoint file;
     AddSeparate(&file, m, "", kLlama, kNoBias);
@@ -275,9 +272,32 @@ TEST(WeightLoadingTest, StoredRotaryFrequenciesMustMatchTheMath) {
   ExpectLoadError(bf16_file(), rotary, {"'rotary_emb.inv_freq'[3]"});
   rotary.math.rotary_base = 10000.0f;
   ExpectLoadError(bytes, rotary, {"'rotary_emb.inv_freq'[1]", "rotary_base 10000", "got 0.2114"});
+  // fp16 under a prefix, base 1e6: 3.2e-5 is one of fp16's subnormals, 2^-24 apart.
+  const GqaModel qwen(32, 4, 2, 8);
+  Checkpoint fp16;
+  AddSeparate(&fp16, qwen, "model.layers.0.self_attn.", kLlama, kNoBias);
+  std::vector<std::uint16_t> half(4);
+  for (std::size_t i = 0; i < 4; ++i) {
+    half[i] = simd::F16FromF32(float(std::pow(1e6, -2.0 * i / 8.0)));
+  }
+  fp16.writer.Add("model.layers.0.self_attn.rotary_emb.inv_freq", DType::kF16, {4}, half.data());
+  LoadOptions prefixed = Options(4, "model.layers.0.self_attn");
+  prefixed.math = rotary.math;
+  prefixed.math.rotary_base = 1e6f;
+  Config qwen_config = qwen.config;
+  qwen_config.math = prefixed.math;
+  EXPECT_EQ(Forward1(FromBytes(fp16.bytes(), prefixed)),
+            Forward1(MultiheadAttention(qwen_config, ViewWith(qwen, kNoBias))));
+  prefixed.math.rotary_base = 1.1e6f;
+  ExpectLoadError(fp16.bytes(), prefixed,
+                  {"'model.layers.0.self_attn.rotary_emb.inv_freq'[1]", "rotary_base 1100000"});
+
   rotary.math.rotary_base = 500.0f;
   rotary.math.rotary_dim = 4;
-  ExpectLoadError(bytes, rotary, {"rotary_emb.inv_freq", "expected shape [2], got [4]"});
+  ExpectLoadError(
+      bytes, rotary,
+      {"'rotary_emb.inv_freq': expected [2], one frequency per pair of the 4 rotated dims",
+       "LoadOptions.math.rotary_dim", "got [4]"});
 }
 
 TEST(WeightLoadingTest, FamilyBiasRules) {

@@ -77,5 +77,43 @@ TEST(CliTest, QuantizeRecordsItsConfig) {
   EXPECT_EQ(metadata.at("int8_block"), "32");
 }
 
+// A Llama layer that stores its rotary frequencies (base 10000, head_dim 4: 1 and 0.01): quantize
+// and run check them against the rotary flags, and their errors name the flags.
+TEST(CliTest, StoredRotaryFrequenciesAreCheckedAgainstTheFlags) {
+  testing_support::ScratchDir dir;
+  const std::string weights = dir.Path("llama.safetensors");
+  const std::vector<float> w = testing_support::RandomNormal(16 * 16, 5, 0.25f);
+  const std::vector<float> inv_freq = {1.0f, 0.01f};
+  SafetensorsWriter writer;
+  for (const char* name : {"q_proj.weight", "k_proj.weight", "v_proj.weight", "o_proj.weight"}) {
+    writer.Add(name, DType::kF32, {16, 16}, w.data());
+  }
+  writer.Add("rotary_emb.inv_freq", DType::kF32, {2}, inv_freq.data());
+  writer.Write(weights);
+  const std::string input = dir.Path("x.npy");
+  WriteNpy(input, NpyArray{{3, 16}, testing_support::RandomNormal(3 * 16, 6)});
+  const std::string quantize =
+      "quantize --weights " + weights + " --heads 4 --output " + dir.Path("q.safetensors") + " ";
+  const struct {
+    std::string args, message;
+  } refused[] = {
+      {quantize, "holds rotary frequencies: expected --rotary-layout (or --non-strict, which"},
+      {quantize + "--rotary-layout halves --rotary-base 500",
+       "'rotary_emb.inv_freq'[1]: expected rotary_base^(-2i / rotary_dim) = 0.0447213612 for "
+       "--rotary-base 500 and 4 rotated dims, got 0.00999999978"},
+      {"run --weights " + weights + " --heads 4 --rotary-layout halves --rotary-dim 2 --input " +
+           input + " --output " + dir.Path("y.npy"),
+       "expected [1], one frequency per pair of the 2 rotated dims (--rotary-dim), got [2]"},
+  };
+  for (const auto& t : refused) {
+    const Result r = RunCli(t.args);
+    EXPECT_EQ(r.exit_code, 1) << t.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(t.message), std::string::npos) << t.args << "\n" << r.output;
+    EXPECT_EQ(r.output.find("LoadOptions."), std::string::npos) << r.output;
+  }
+  const Result r = RunCli(quantize + "--rotary-layout halves");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
 }  // namespace
 }  // namespace edgeattn

@@ -15,9 +15,14 @@ namespace {
 // where one name begins another.
 constexpr std::pair<const char*, const char*> kOptionOfField[] = {
     {"Config.math.rotary_dim", "--rotary-dim"},
+    {"Config.math.rotary", "--rotary-layout"},
     {"Config.math.qk_norm_eps", "--qk-norm-eps"},
     {"Config.math.qk_norm", "--qk-norm-eps"},
+    {"LoadOptions.math.rotary_dim", "--rotary-dim"},
+    {"LoadOptions.math.rotary_base", "--rotary-base"},
+    {"LoadOptions.math.rotary", "--rotary-layout"},
     {"LoadOptions.math.qk_norm", "--qk-norm-eps"},
+    {"non-strict loading", "--non-strict"},
 };
 
 std::string WithOptionNames(std::string message) {

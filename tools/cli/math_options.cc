@@ -61,18 +61,8 @@ AttentionMath MathFlags::ToMath() const {
   return m;
 }
 
-void AddMathFlags(CLI::App* app, MathFlags* flags) {
+void AddRotaryFlags(CLI::App* app, MathFlags* flags) {
   const auto number = NotEmpty("a number");
-  app->add_option("--window", flags->window,
-                  "Sliding-window attention: a query sees keys less than this many positions "
-                  "away (0: all); a decode cache then holds only the window")
-      ->check(CheckWholeNumber);
-  app->add_option("--score-scale", flags->score_scale,
-                  "Multiply Q K^T by this instead of 1/sqrt(head_dim) (0: that default)")
-      ->check(number);
-  app->add_option("--softcap", flags->softcap,
-                  "Logit soft-capping: scores become softcap * tanh(score / softcap) (0: off)")
-      ->check(number);
   app->add_option("--rotary-layout", flags->rotary,
                   "Rotary position embedding of Q and K: halves (Llama, NeoX), interleaved "
                   "(GPT-J) or none")
@@ -88,6 +78,21 @@ void AddMathFlags(CLI::App* app, MathFlags* flags) {
                   "Linear rotary scaling: positions are divided by it")
       ->check(number)
       ->capture_default_str();
+}
+
+void AddMathFlags(CLI::App* app, MathFlags* flags) {
+  const auto number = NotEmpty("a number");
+  app->add_option("--window", flags->window,
+                  "Sliding-window attention: a query sees keys less than this many positions "
+                  "away (0: all); a decode cache then holds only the window")
+      ->check(CheckWholeNumber);
+  app->add_option("--score-scale", flags->score_scale,
+                  "Multiply Q K^T by this instead of 1/sqrt(head_dim) (0: that default)")
+      ->check(number);
+  app->add_option("--softcap", flags->softcap,
+                  "Logit soft-capping: scores become softcap * tanh(score / softcap) (0: off)")
+      ->check(number);
+  AddRotaryFlags(app, flags);
   app->add_option("--qk-norm-eps", flags->qk_norm_eps,
                   "RMS norm of Q and K per head with this epsilon (0: off): run uses the "
                   "layer's q_norm.weight and k_norm.weight, bench unit weights")

@@ -1,4 +1,5 @@
-// The flags of the attention step's maths (AttentionMath) shared by run and bench.
+// The flags of the attention step's maths (AttentionMath) shared by run and bench (and the rotary
+// ones by quantize).
 #ifndef EDGEATTN_TOOLS_CLI_MATH_OPTIONS_H_
 #define EDGEATTN_TOOLS_CLI_MATH_OPTIONS_H_
 
@@ -24,9 +25,12 @@ struct MathFlags {
   AttentionMath ToMath() const;
 };
 
-// --window, --score-scale, --softcap, --rotary-layout, --rotary-dim, --rotary-base,
-// --rotary-scaling, --qk-norm-eps.
+// --window, --score-scale, --softcap, the rotary flags, --qk-norm-eps.
 void AddMathFlags(CLI::App* app, MathFlags* flags);
+
+// --rotary-layout, --rotary-dim, --rotary-base, --rotary-scaling alone: quantize checks a file's
+// stored rotary frequencies with them (its int8 file records none).
+void AddRotaryFlags(CLI::App* app, MathFlags* flags);
 
 }  // namespace cli
 }  // namespace edgeattn
