@@ -16,32 +16,17 @@
 namespace edgeattn {
 namespace simd {
 
-bool CpuHasAvx512Bf16() {
+namespace {
+
 #if defined(__x86_64__) || defined(__i386__)
+// Bit `bit` of EAX (sub-leaf 1) or EDX (sub-leaf 0) of CPUID leaf 7; false without leaf 7.
+bool Leaf7Bit(unsigned subleaf, unsigned bit) {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   if (__get_cpuid_max(0, nullptr) < 7) return false;
-  __cpuid_count(7, 1, eax, ebx, ecx, edx);
-  return (eax & (1u << 5)) != 0;
-#else
-  return false;
-#endif
+  __cpuid_count(7, subleaf, eax, ebx, ecx, edx);
+  return ((subleaf == 1 ? eax : edx) & (1u << bit)) != 0;
 }
-
-bool CpuHasAvx512Fp16() {
-#if defined(__x86_64__) || defined(__i386__)
-  static const bool has = [] {  // asked once: CPUID exits a virtual machine
-    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-    if (__get_cpuid_max(0, nullptr) < 7) return false;
-    __cpuid_count(7, 0, eax, ebx, ecx, edx);
-    return (edx & (1u << 23)) != 0;
-  }();
-  return has;
-#else
-  return false;
 #endif
-}
-
-namespace {
 
 #if defined(__x86_64__) && defined(__linux__)
 // XCR0, read with xgetbv (its opcode bytes: the instruction needs -mxsave as a mnemonic).
@@ -69,6 +54,33 @@ bool DetectAmx(unsigned unit) {
 #endif
 
 }  // namespace
+
+bool CpuHasAvx512Bf16() {
+#if defined(__x86_64__) || defined(__i386__)
+  return Leaf7Bit(1, 5);
+#else
+  return false;
+#endif
+}
+
+// The checks on kernels' hot paths are asked once: CPUID exits a virtual machine.
+bool CpuHasAvxVnni() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool has = Leaf7Bit(1, 4);
+  return has;
+#else
+  return false;
+#endif
+}
+
+bool CpuHasAvx512Fp16() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool has = Leaf7Bit(0, 23);
+  return has;
+#else
+  return false;
+#endif
+}
 
 bool CpuRunsAmxInt8() {
 #if defined(__x86_64__) && defined(__linux__)

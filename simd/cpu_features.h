@@ -11,6 +11,11 @@ namespace simd {
 // saves AVX-512 state is the AVX3 targets' own check, which every caller has passed.
 bool CpuHasAvx512Bf16();
 
+// AVX-VNNI (the VEX-encoded vpdpbusd on 256-bit vectors: Intel cores from Alder Lake and
+// Gracemont): CPUID leaf 7, sub-leaf 1, EAX bit 4. Whether the OS saves AVX state is the AVX2
+// target's own check, which every caller has passed.
+bool CpuHasAvxVnni();
+
 // AVX512-FP16 (vfmadd231ph and the other fp16 arithmetic): CPUID leaf 7, sub-leaf 0, EDX bit 23,
 // with the same reliance on the AVX3 targets' check of the OS's AVX-512 state.
 bool CpuHasAvx512Fp16();

@@ -2,6 +2,8 @@
 // (projection_kernel.h) listed by ListI8Kernels when its target may run it (highway_compat.h):
 // - qd8_qc8w_vnni_4x4v (AVX512-VNNI targets; gemm_i8_vnni-inl.h): vpdpbusd, unsigned by signed
 //   bytes (activations offset by +128, ActivationType::kQdu8).
+// - qd8_qc8w_avxvnni_3x4v (the AVX2 target, when the CPU has AVX-VNNI; gemm_i8_avxvnni-inl.h):
+//   the same on 256-bit vectors.
 // - qd8_qc8w_svedot_4x4v (SVE targets; gemm_i8_svedot-inl.h): svdot, signed by signed.
 // - qd8_qc8w_neondot_3x4v (NEON targets, when the CPU has the Armv8.2 dot product;
 //   gemm_i8_neondot-inl.h): sdot by element, signed by signed.
@@ -26,6 +28,7 @@
 #include "hwy/highway.h"
 #include "simd/cpu_features.h"
 #include "simd/gemm_i8.h"
+#include "simd/gemm_i8_avxvnni-inl.h"  // EDGEATTN_I8_AVX_VNNI
 #include "simd/gemm_i8_neondot-inl.h"  // EDGEATTN_I8_NEON_DOT
 #include "simd/gemm_i8_panel-inl.h"
 #include "simd/gemm_i8_svedot-inl.h"  // EDGEATTN_I8_SVE
@@ -180,6 +183,18 @@ inline std::vector<const ProjectionKernel*> ListI8Kernels() {
                                          &RunI8<&PanelVnni, &Qc8PanelsWithStartsView>};
   kernels.push_back(&kVnni);
 #endif
+#if EDGEATTN_I8_AVX_VNNI
+  static const ProjectionKernel kAvxVnni = {"qd8_qc8w_avxvnni_3x4v",
+                                            ActivationType::kQdu8,
+                                            WeightType::kQc8,
+                                            &CpuHasAvxVnni,
+                                            kGemmI8PanelWidth,
+                                            &Qc8PanelsWithStartsBytes,
+                                            &PackQc8PanelsWithStarts,
+                                            &UnpackQc8Panels,
+                                            &RunI8<&PanelAvxVnni, &Qc8PanelsWithStartsView>};
+  kernels.push_back(&kAvxVnni);
+#endif
 #if EDGEATTN_I8_SVE
   static const ProjectionKernel kSveDot = {
       "qd8_qc8w_svedot_4x4v",  ActivationType::kQd8, WeightType::kQc8,
@@ -209,6 +224,7 @@ inline std::vector<const ProjectionKernel*> ListI8Kernels() {
 HWY_AFTER_NAMESPACE();
 
 #undef EDGEATTN_I8_VNNI
+#undef EDGEATTN_I8_AVX_VNNI
 #undef EDGEATTN_I8_SVE
 #undef EDGEATTN_I8_NEON_DOT
 

@@ -289,7 +289,8 @@ bool CpuHasNeonDotProduct(const TargetFacts& facts) {
 
 // The kernels this target must list on this CPU, best first, from the target's name and the
 // CPU's features: on x86 the VNNI kernel on every AVX-512 target whose CPUs have VNNI (whatever
-// Highway calls it), ahead of it the AMX kernel where the CPU has AMX-INT8 (x86-64 Linux), on ARM
+// Highway calls it), ahead of it the AMX kernel where the CPU has AMX-INT8 (x86-64 Linux), the
+// AVX-VNNI kernel on AVX2 where the CPU has it (x86-64, as Linux reports it), on ARM
 // the SVE or (with the dot product) NEON kernel, everywhere the portable one.
 std::vector<std::string> ExpectedKernels(const TargetFacts& facts) {
   const std::string target = hwy::TargetName(facts.target);
@@ -299,6 +300,9 @@ std::vector<std::string> ExpectedKernels(const TargetFacts& facts) {
     if (HWY_ARCH_X86_64 && testing_support::CpuInfoHasFlag("amx_int8"))
       names.push_back("qd8_qc8w_amx_16x64");
     names.push_back("qd8_qc8w_vnni_4x4v");
+  }
+  if (HWY_ARCH_X86_64 && target == "AVX2" && testing_support::CpuInfoHasFlag("avx_vnni")) {
+    names.push_back("qd8_qc8w_avxvnni_3x4v");
   }
   if (target.rfind("SVE", 0) == 0) names.push_back("qd8_qc8w_svedot_4x4v");
   if (HWY_ARCH_ARM_A64 && target.rfind("NEON", 0) == 0 && CpuHasNeonDotProduct(facts)) {
@@ -316,7 +320,8 @@ void TestListsTheKernelsThisCpuRuns(int64_t target) {
     // The VNNI and AMX kernels read activations offset to unsigned bytes (vpdpbusd, tdpbusd),
     // the others signed.
     const std::string name = kernel->name;
-    const bool unsigned_bytes = name == "qd8_qc8w_vnni_4x4v" || name == "qd8_qc8w_amx_16x64";
+    const bool unsigned_bytes = name == "qd8_qc8w_vnni_4x4v" || name == "qd8_qc8w_amx_16x64" ||
+                                name == "qd8_qc8w_avxvnni_3x4v";
     EXPECT_EQ(kernel->activations,
               unsigned_bytes ? simd::ActivationType::kQdu8 : simd::ActivationType::kQd8)
         << kernel->name;

@@ -119,6 +119,9 @@ TEST(CpuFeaturesTest, MatchWhatLinuxReports) {
     EXPECT_EQ(simd::CpuHasAvx512Bf16(), CpuInfoHasFlag("avx512_bf16"));
     EXPECT_EQ(simd::CpuHasAvx512Fp16(), CpuInfoHasFlag("avx512_fp16"));
   }
+  if (CpuInfoHasFlag("avx2")) {
+    EXPECT_EQ(simd::CpuHasAvxVnni(), CpuInfoHasFlag("avx_vnni"));
+  }
   const bool tiles = CpuInfoHasFlag("amx_tile");
   EXPECT_EQ(simd::CpuRunsAmxInt8(), tiles && CpuInfoHasFlag("amx_int8"));
   // The bf16 tile kernels also round with AVX512-BF16.
@@ -129,6 +132,7 @@ TEST(CpuFeaturesTest, MatchWhatLinuxReports) {
   EXPECT_EQ(simd::CpuHasNeonDotProduct(), (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0);
   EXPECT_FALSE(simd::CpuHasAvx512Bf16());
   EXPECT_FALSE(simd::CpuHasAvx512Fp16());
+  EXPECT_FALSE(simd::CpuHasAvxVnni());
   EXPECT_FALSE(simd::CpuRunsAmxInt8());
   EXPECT_FALSE(simd::CpuRunsAmxBf16());
 #else

@@ -35,6 +35,10 @@ void AddLeaf7EdxFeatures(std::vector<std::string>& found) {
   for (const auto& feature : kFeatures) {
     if (edx & (1u << feature.bit)) found.emplace_back(feature.name);
   }
+  // AVX-VNNI: leaf 7, sub-leaf 1, EAX bit 4.
+  if (__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) && (eax & (1u << 4))) {
+    found.emplace_back("avxvnni");
+  }
 }
 #endif
 
