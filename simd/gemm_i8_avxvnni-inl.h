@@ -98,7 +98,9 @@ HWY_NOINLINE void PanelAvxVnni(const QuantizedRowsView& a, size_t row_begin, siz
   const I8Layout L = MakeI8Layout(w);
   const int8_t* panel = w.panels + p * L.groups * kGemmI8GroupBytes;
   const int32_t* starts = w.block_starts + p * L.blocks * kGemmI8PanelWidth;
-  const auto tile = [&](auto rows, const int8_t* weights, size_t row, float* sums) HWY_ATTR {
+  // No HWY_ATTR: clang would take its target string, without avxvnni, over the pushed one and
+  // refuse to inline DotTileAvxVnni into the lambda.
+  const auto tile = [&](auto rows, const int8_t* weights, size_t row, float* sums) {
     // The slice's first feature in the panel: its bytes start 4 per feature into each group.
     const size_t feature = static_cast<size_t>(weights - panel) / 4;
     DotTileAvxVnni<decltype(rows)::value>(a, L, starts + feature, weights, row, sums);

@@ -354,9 +354,9 @@ void TestEveryKernelMatchesScalar(int64_t target) {
   const std::vector<const simd::ProjectionKernel*> kernels = Int8Kernels();
   ASSERT_FALSE(kernels.empty());
   // m: below, at and above the tile rows (1, 3, 4; AMX 16); n: below, at and above the vector,
-  // tile and panel widths.
+  // tile, slice (4 vectors: 16 or 32 features, 64 on AVX-512) and panel widths.
   const size_t sizes_m[] = {1, 2, 3, 4, 5, 16, 17, 63, 129};
-  const size_t sizes_n[] = {1, 3, 16, 17, 63, 64, 65, 129};
+  const size_t sizes_n[] = {1, 3, 16, 17, 32, 33, 63, 64, 65, 96, 129};
   uint32_t seed = 50;
   // 96: a block past the AMX kernel's 64-value tile step that is not a multiple of it.
   for (size_t block : {4, 32, 64, 96, 256}) {
