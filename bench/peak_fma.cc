@@ -16,10 +16,16 @@
 #include "simd/amx_tiles.h"
 
 // Highway 1.0.3's AVX3_DL target string lacks avx512vnni (as in simd/gemm_i8_vnni-inl.h) and every
-// target string avx512bf16 (as in simd/gemm_bf16_dot-inl.h).
+// target string avx512bf16 (as in simd/gemm_bf16_dot-inl.h); no target has AVX-VNNI (as in
+// simd/gemm_i8_avxvnni-inl.h).
 #if HWY_TARGET == HWY_AVX3_DL
 #include <immintrin.h>
 HWY_PUSH_ATTRIBUTES(HWY_TARGET_STR ",avx512vnni,avx512bf16")
+#elif HWY_TARGET == HWY_AVX2 && HWY_ARCH_X86_64
+#include <immintrin.h>
+
+#include "simd/cpu_features.h"
+HWY_PUSH_ATTRIBUTES(HWY_TARGET_STR ",avxvnni")
 #else
 HWY_BEFORE_NAMESPACE();
 #endif
@@ -60,10 +66,26 @@ double FmaLoop(size_t iterations, float* sink) {
   return 2.0 * 12 * hn::Lanes(d) * static_cast<double>(iterations);
 }
 
-// 12 independent vpdpbusd chains (64 int8 multiply-adds each); returns ops done (2 per
-// multiply-add), or 0 on targets without AVX512-VNNI.
+// 12 independent vpdpbusd chains (64 int8 multiply-adds each; 32 on the AVX2 target's AVX-VNNI,
+// where the CPU has it); returns ops done (2 per multiply-add), or 0 on other targets.
 double VnniLoop(size_t iterations, int* sink) {
-#if HWY_TARGET == HWY_AVX3_DL
+#if HWY_TARGET == HWY_AVX2 && HWY_ARCH_X86_64
+  *sink = 0;
+  if (!simd::CpuHasAvxVnni()) return 0.0;
+  const __m256i a = _mm256_set1_epi8(1);
+  const __m256i b = _mm256_set1_epi8(2);
+  __m256i c[12];
+  for (int i = 0; i < 12; ++i) c[i] = _mm256_set1_epi32(i);
+  for (size_t it = 0; it < iterations; ++it) {
+    for (int i = 0; i < 12; ++i) c[i] = _mm256_dpbusd_avx_epi32(c[i], a, b);
+  }
+  __m256i sum = c[0];
+  for (int i = 1; i < 12; ++i) sum = _mm256_add_epi32(sum, c[i]);
+  alignas(32) int32_t lanes[8];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), sum);
+  for (int32_t lane : lanes) *sink += lane;
+  return 2.0 * 32 * 12 * static_cast<double>(iterations);
+#elif HWY_TARGET == HWY_AVX3_DL
   const __m512i a = _mm512_set1_epi8(1);
   const __m512i b = _mm512_set1_epi8(2);
   __m512i c[12];

@@ -14,8 +14,8 @@ namespace bench {
 // short runs (measured once per process).
 double PeakFmaGflops();
 
-// GOP/s (2 per int8 multiply-add) of independent AVX512-VNNI vpdpbusd, or 0 where the chosen
-// target has none.
+// GOP/s (2 per int8 multiply-add) of independent vpdpbusd on the chosen target: AVX512-VNNI, or
+// on the AVX2 target AVX-VNNI where the CPU has it; 0 elsewhere.
 double PeakVnniGops();
 
 // GFLOP/s (2 per bf16 multiply-add) of independent AVX512-BF16 vdpbf16ps, or 0 where the chosen
