@@ -48,6 +48,16 @@ HWY_PUSH_ATTRIBUTES(HWY_TARGET_STR ",avx512vnni")
 HWY_BEFORE_NAMESPACE();
 #endif
 
+// AVX-VNNI (the VEX vpdpbusd on 256-bit vectors) on the AVX2 target, where the CPU has it; g++
+// from 11 and clang from 12 have its intrinsics.
+#if HWY_TARGET == HWY_AVX2 && HWY_ARCH_X86_64 && \
+    (HWY_COMPILER_GCC_ACTUAL >= 1100 || HWY_COMPILER_CLANG >= 1200)
+#include <immintrin.h>
+#define EDGEATTN_KV_AVX_VNNI 1
+#else
+#define EDGEATTN_KV_AVX_VNNI 0
+#endif
+
 // The Armv8.2 dot product on NEON targets, which Highway 1.0.3 neither enables nor detects:
 // g++ only (its per-function target attribute below), where Linux reports the feature
 // (HWCAP_ASIMDDP) or the whole build targets it. Other ARM builds run the portable kernel.
@@ -208,6 +218,69 @@ struct I8DotVnni {
   }
 };
 #endif  // EDGEATTN_KV_VNNI
+
+#if EDGEATTN_KV_AVX_VNNI
+// I8DotVnni's arithmetic on 256-bit vectors, 8 keys a vector. No Highway target includes
+// AVX-VNNI and clang takes only the outermost target attribute, so the struct leaves the file's
+// attribute region for one of its own (its Panel is then called, not inlined, from the AVX2
+// code); the kernel list adds it only where CpuHasAvxVnni.
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace simd
+}  // namespace edgeattn
+HWY_AFTER_NAMESPACE();
+HWY_PUSH_ATTRIBUTES(HWY_TARGET_STR ",avxvnni")
+namespace edgeattn {
+namespace simd {
+namespace HWY_NAMESPACE {
+struct I8DotAvxVnni {
+  // Group g's keys 8 i to 8 i + 7 (a function, not a lambda, which clang's pushed attribute
+  // would leave without avxvnni).
+  static __m256i Keys(const uint8_t* HWY_RESTRICT panel, size_t g, size_t i) {
+    return _mm256_loadu_si256(
+        reinterpret_cast<const __m256i*>(panel + g * kI8KeyPanel * 4 + 32 * i));
+  }
+
+  static void Panel(const int8_t* HWY_RESTRICT q8, int32_t q8_sum, float q_scale,
+                    const uint8_t* HWY_RESTRICT panel, size_t dk, float* HWY_RESTRICT scores,
+                    const uint8_t* ahead) {
+    const size_t groups = I8Groups(dk);
+    __m256i acc0 = _mm256_setzero_si256(), acc1 = acc0, acc2 = acc0, acc3 = acc0, acc4 = acc0,
+            acc5 = acc0, acc6 = acc0, acc7 = acc0;
+    for (size_t g = 0; g < groups; ++g) {
+      PrefetchI8Group(ahead, g);
+      int32_t word;
+      memcpy(&word, q8 + g * 4, 4);
+      const __m256i q = _mm256_set1_epi32(word);
+      acc0 = _mm256_dpbusd_avx_epi32(acc0, Keys(panel, g, 0), q);
+      acc1 = _mm256_dpbusd_avx_epi32(acc1, Keys(panel, g, 1), q);
+      acc2 = _mm256_dpbusd_avx_epi32(acc2, Keys(panel, g, 2), q);
+      acc3 = _mm256_dpbusd_avx_epi32(acc3, Keys(panel, g, 3), q);
+      acc4 = _mm256_dpbusd_avx_epi32(acc4, Keys(panel, g, 4), q);
+      acc5 = _mm256_dpbusd_avx_epi32(acc5, Keys(panel, g, 5), q);
+      acc6 = _mm256_dpbusd_avx_epi32(acc6, Keys(panel, g, 6), q);
+      acc7 = _mm256_dpbusd_avx_epi32(acc7, Keys(panel, g, 7), q);
+    }
+    PrefetchI8Group(ahead, groups);  // the scales
+    const __m256i offset = _mm256_set1_epi32(128 * q8_sum);
+    const float* scales = reinterpret_cast<const float*>(panel + groups * kI8KeyPanel * 4);
+    const __m256i accs[8] = {acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7};
+    for (size_t i = 0; i < 8; ++i) {
+      StoreI8Scores(hn::Vec<I32Tag>{_mm256_sub_epi32(accs[i], offset)}, scales + 8 * i, q_scale,
+                    scores + 8 * i);
+    }
+  }
+};
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace simd
+}  // namespace edgeattn
+HWY_AFTER_NAMESPACE();
+HWY_BEFORE_NAMESPACE();
+namespace edgeattn {
+namespace simd {
+namespace HWY_NAMESPACE {
+#endif  // EDGEATTN_KV_AVX_VNNI
 
 #if EDGEATTN_KV_NEON_DOT
 HWY_PUSH_ATTRIBUTES("arch=armv8.2-a+crypto+dotprod")
@@ -424,6 +497,16 @@ inline std::vector<const AttentionKernel*> ListCompactKvKernels() {
                                         &RunCompactKvAttention<I8Kv<I8DotVnni>>};
   kernels.push_back(&kVnni);
 #endif
+#if EDGEATTN_KV_AVX_VNNI
+  static const AttentionKernel kAvxVnni = {"i8kv_i8dot_avxvnni",
+                                           KvType::kI8,
+                                           &I8KeysBytes,
+                                           &I8ValuesBytes,
+                                           &PackI8KeysValues,
+                                           &CompactKvScratch,
+                                           &RunCompactKvAttention<I8Kv<I8DotAvxVnni>>};
+  if (CpuHasAvxVnni()) kernels.push_back(&kAvxVnni);  // cpu_features.h
+#endif
 #if EDGEATTN_KV_NEON_DOT
   static const AttentionKernel kNeonDot = {"i8kv_i8dot_neondot",
                                            KvType::kI8,
@@ -445,5 +528,6 @@ inline std::vector<const AttentionKernel*> ListCompactKvKernels() {
 HWY_AFTER_NAMESPACE();
 
 #undef EDGEATTN_KV_VNNI
+#undef EDGEATTN_KV_AVX_VNNI
 #undef EDGEATTN_KV_NEON_DOT
 #endif  // EDGEATTN_SIMD_ATTENTION_KV_INL_H_
