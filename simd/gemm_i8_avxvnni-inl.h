@@ -22,6 +22,7 @@
 #include "hwy/highway.h"
 #include "simd/gemm_i8.h"
 #include "simd/gemm_i8_panel-inl.h"
+#include "simd/gemm_i8_x86_tile-inl.h"
 #include "simd/quantize.h"
 
 // g++ from 11 and clang from 12 have the AVX-VNNI intrinsics; the AVX-512 targets have their
@@ -41,19 +42,6 @@ namespace simd {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// As the VNNI kernel's PinToRegister: g++ 12 otherwise copies the accumulators each iteration.
-HWY_INLINE void PinToRegister(__m256i& v) {
-#if HWY_COMPILER_GCC
-  asm("" : "+x"(v));
-#else
-  (void)v;
-#endif
-}
-
-// The accumulator array stays in registers only when its loops are unrolled before g++'s scalar
-// replacement, which -O2 leaves undone (every vpdpbusd then loads and stores its accumulator).
-#define EDGEATTN_AVX_VNNI_UNROLL _Pragma("GCC unroll 4")
-
 // kRows rows x 32 features from `weights` (a slice of a panel: 32 features' 4-byte lanes of
 // each 256-byte group): sums[r * 32 + j] = sum over blocks of x_scale[row][b] x (block b's exact
 // int32 dot product), each block added with one multiply-add, as the VNNI kernel does.
@@ -67,8 +55,8 @@ HWY_INLINE void DotTileAvxVnni(const QuantizedRowsView& a, const I8Layout& L, co
   for (size_t b = 0; b < L.blocks; ++b) {
     const int32_t* block_starts = starts + b * kGemmI8PanelWidth;
     __m256i acc[kRows][4];
-    EDGEATTN_AVX_VNNI_UNROLL for (size_t r = 0; r < kRows; ++r) {
-      EDGEATTN_AVX_VNNI_UNROLL for (size_t v = 0; v < 4; ++v) acc[r][v] =
+    EDGEATTN_UNROLL_ACCUMULATORS for (size_t r = 0; r < kRows; ++r) {
+      EDGEATTN_UNROLL_ACCUMULATORS for (size_t v = 0; v < 4; ++v) acc[r][v] =
           hn::LoadU(di, block_starts + N * v).raw;
     }
     const size_t g_end = HWY_MIN(L.groups, (b + 1) * L.group_per_block);
@@ -78,24 +66,17 @@ HWY_INLINE void DotTileAvxVnni(const QuantizedRowsView& a, const I8Layout& L, co
                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wg + 32)),
                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wg + 64)),
                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wg + 96))};
-      EDGEATTN_AVX_VNNI_UNROLL for (size_t r = 0; r < kRows; ++r) {
+      EDGEATTN_UNROLL_ACCUMULATORS for (size_t r = 0; r < kRows; ++r) {
         // A broadcast from memory is a load alone, no shuffle port.
         const __m256i x =
             _mm256_set1_epi32(static_cast<int32_t>(LoadWord(a.q + (row0 + r) * L.ldq + 4 * g)));
-        EDGEATTN_AVX_VNNI_UNROLL for (size_t v = 0; v < 4; ++v) {
+        EDGEATTN_UNROLL_ACCUMULATORS for (size_t v = 0; v < 4; ++v) {
           acc[r][v] = _mm256_dpbusd_avx_epi32(acc[r][v], x, w[v]);
         }
       }
-      EDGEATTN_AVX_VNNI_UNROLL for (size_t r = 0; r < kRows; ++r) {
-        EDGEATTN_AVX_VNNI_UNROLL for (size_t v = 0; v < 4; ++v) PinToRegister(acc[r][v]);
-      }
+      PinTileToRegisters(acc);
     }
-    for (size_t r = 0; r < kRows; ++r) {
-      const auto scale = hn::Set(df, a.scales[(row0 + r) * L.blocks + b]);
-      for (size_t v = 0; v < 4; ++v) {
-        AddBlockSums(df, hn::Vec256<int32_t>{acc[r][v]}, scale, b == 0, sums + (4 * r + v) * N);
-      }
-    }
+    AddTileBlockSums(df, acc, a, row0, L.blocks, b, sums);
   }
 }
 
@@ -120,8 +101,6 @@ HWY_NOINLINE void PanelAvxVnni(const QuantizedRowsView& a, size_t row_begin, siz
 }  // namespace simd
 }  // namespace edgeattn
 HWY_AFTER_NAMESPACE();
-
-#undef EDGEATTN_AVX_VNNI_UNROLL
 
 #else
 #define EDGEATTN_I8_AVX_VNNI 0

@@ -19,6 +19,7 @@
 #include "hwy/highway.h"
 #include "simd/gemm_i8.h"
 #include "simd/gemm_i8_panel-inl.h"
+#include "simd/gemm_i8_x86_tile-inl.h"
 #include "simd/highway_compat.h"
 #include "simd/quantize.h"
 
@@ -33,17 +34,6 @@ namespace edgeattn {
 namespace simd {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
-
-// An empty asm that takes the accumulator in a vector register and gives it back: g++ 12 otherwise
-// gives each loop iteration's accumulators new registers and copies them back at the loop end
-// (two moves per vpdpbusd, and spills at 4 rows). Without GCC-style asm, the compiler's choice.
-HWY_INLINE void PinToRegister(__m512i& v) {
-#if HWY_COMPILER_GCC
-  asm("" : "+v"(v));
-#else
-  (void)v;
-#endif
-}
 
 // The 4 activation bytes of row `row`, group g, in every 32-bit lane: a broadcast from memory,
 // which is a load alone. Broadcasting a general register takes a vector port (port 5 on Intel),
@@ -70,8 +60,9 @@ HWY_NOINLINE void PanelRowsVnni(const QuantizedRowsView& a, size_t row0,
   for (size_t b = 0; b < L.blocks; ++b) {
     const int32_t* starts = w.block_starts + (p * L.blocks + b) * kGemmI8PanelWidth;
     __m512i acc[kRows][4];
-    for (size_t r = 0; r < kRows; ++r) {
-      for (size_t v = 0; v < 4; ++v) acc[r][v] = hn::LoadU(di, starts + N * v).raw;
+    EDGEATTN_UNROLL_ACCUMULATORS for (size_t r = 0; r < kRows; ++r) {
+      EDGEATTN_UNROLL_ACCUMULATORS for (size_t v = 0; v < 4; ++v) acc[r][v] =
+          hn::LoadU(di, starts + N * v).raw;
     }
     const size_t g_end = HWY_MIN(L.groups, (b + 1) * L.group_per_block);
     for (size_t g = b * L.group_per_block; g < g_end; ++g) {
@@ -80,24 +71,17 @@ HWY_NOINLINE void PanelRowsVnni(const QuantizedRowsView& a, size_t row0,
       const __m512i b1 = _mm512_loadu_si512(bg + 64);
       const __m512i b2 = _mm512_loadu_si512(bg + 128);
       const __m512i b3 = _mm512_loadu_si512(bg + 192);
-      for (size_t r = 0; r < kRows; ++r) {
+      EDGEATTN_UNROLL_ACCUMULATORS for (size_t r = 0; r < kRows; ++r) {
         const __m512i x = BroadcastActivationWord(a.q + (row0 + r) * L.ldq + 4 * g);
         acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], x, b0);
         acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], x, b1);
         acc[r][2] = _mm512_dpbusd_epi32(acc[r][2], x, b2);
         acc[r][3] = _mm512_dpbusd_epi32(acc[r][3], x, b3);
       }
-      for (size_t r = 0; r < kRows; ++r) {
-        for (size_t v = 0; v < 4; ++v) PinToRegister(acc[r][v]);
-      }
+      PinTileToRegisters(acc);
     }
-    for (size_t r = 0; r < kRows; ++r) {
-      const auto scale = hn::Set(df, a.scales[(row0 + r) * L.blocks + b]);
-      for (size_t v = 0; v < 4; ++v) {
-        AddBlockSums(df, hn::Vec512<int32_t>{acc[r][v]}, scale, b == 0,
-                     sums_f + r * kGemmI8PanelWidth + N * v);
-      }
-    }
+    // A panel is 4 vectors wide: row r's sums start at sums_f + r * kGemmI8PanelWidth.
+    AddTileBlockSums(df, acc, a, row0, L.blocks, b, sums_f);
   }
   StoreDequantizedTile(df, sums_f, kRows, w, p * kGemmI8PanelWidth, c + row0 * ldc, ldc);
 }

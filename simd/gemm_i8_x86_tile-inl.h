@@ -1,0 +1,77 @@
+// What the x86 int8 kernels with intrinsic accumulator tiles (the VNNI, AVX-VNNI and maddubs
+// kernels: kRows rows x 4 vectors of int32) share: their block epilogue, and what keeps the
+// tiles in registers with g++:
+// - EDGEATTN_UNROLL_ACCUMULATORS before every loop over such an array: g++ keeps an array in
+//   registers only when its loops are unrolled before its scalar replacement, which -O2 (and so
+//   CMake's RelWithDebInfo) leaves undone; each group's products then load and store it.
+// - PinToRegister: an empty asm that takes a vector in a register and gives it back. g++ 12
+//   otherwise gives each loop iteration's accumulators new registers and copies them back at the
+//   loop end (two moves per product, and spills at 4 rows). Without GCC-style asm, the
+//   compiler's choice.
+
+#ifndef EDGEATTN_UNROLL_ACCUMULATORS
+#define EDGEATTN_UNROLL_ACCUMULATORS _Pragma("GCC unroll 4")
+#endif
+
+#if defined(EDGEATTN_SIMD_GEMM_I8_X86_TILE_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef EDGEATTN_SIMD_GEMM_I8_X86_TILE_INL_H_
+#undef EDGEATTN_SIMD_GEMM_I8_X86_TILE_INL_H_
+#else
+#define EDGEATTN_SIMD_GEMM_I8_X86_TILE_INL_H_
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hwy/highway.h"
+#include "simd/gemm_i8_panel-inl.h"
+#include "simd/quantize.h"
+
+#if HWY_ARCH_X86
+HWY_BEFORE_NAMESPACE();
+namespace edgeattn {
+namespace simd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// "v": any vector register the target can encode (xmm/ymm 0-15, 0-31 with AVX-512).
+template <class V>
+HWY_INLINE void PinToRegister(V& v) {
+#if HWY_COMPILER_GCC
+  asm("" : "+v"(v));
+#else
+  (void)v;
+#endif
+}
+
+template <size_t kRows, class Raw>
+HWY_INLINE void PinTileToRegisters(Raw (&acc)[kRows][4]) {
+  EDGEATTN_UNROLL_ACCUMULATORS for (size_t r = 0; r < kRows; ++r) {
+    EDGEATTN_UNROLL_ACCUMULATORS for (size_t v = 0; v < 4; ++v) PinToRegister(acc[r][v]);
+  }
+}
+
+// Block b's epilogue: each row's exact int32 sums (acc[r][v]: features [v N, (v + 1) N) of the
+// tile) as float times the row's scale of block b, added to sums[(4 r + v) N, ...) past the
+// first block (AddBlockSums).
+template <size_t kRows, class DF, class Raw>
+HWY_INLINE void AddTileBlockSums(DF df, Raw (&acc)[kRows][4], const QuantizedRowsView& a,
+                                 size_t row0, size_t blocks, size_t b, float* HWY_RESTRICT sums) {
+  const hn::Repartition<int32_t, DF> di;
+  const size_t N = hn::Lanes(df);
+  EDGEATTN_UNROLL_ACCUMULATORS for (size_t r = 0; r < kRows; ++r) {
+    const auto scale = hn::Set(df, a.scales[(row0 + r) * blocks + b]);
+    EDGEATTN_UNROLL_ACCUMULATORS for (size_t v = 0; v < 4; ++v) {
+      AddBlockSums(df, hn::Vec<decltype(di)>{acc[r][v]}, scale, b == 0, sums + (4 * r + v) * N);
+    }
+  }
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace simd
+}  // namespace edgeattn
+HWY_AFTER_NAMESPACE();
+#endif  // HWY_ARCH_X86
+
+#endif  // EDGEATTN_SIMD_GEMM_I8_X86_TILE_INL_H_
