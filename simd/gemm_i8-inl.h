@@ -4,6 +4,8 @@
 //   bytes (activations offset by +128, ActivationType::kQdu8).
 // - qd8_qc8w_avxvnni_3x4v (the AVX2 target, when the CPU has AVX-VNNI; gemm_i8_avxvnni-inl.h):
 //   the same on 256-bit vectors.
+// - qd8_qc8w_maddubs_2x4v (the AVX2 and AVX3 targets; gemm_i8_maddubs-inl.h): vpmaddubsw on
+//   the weights' magnitudes and the activations with the weights' signs, exact for |x| <= 127.
 // - qd8_qc8w_svedot_4x4v (SVE targets; gemm_i8_svedot-inl.h): svdot, signed by signed.
 // - qd8_qc8w_neondot_3x4v (NEON targets, when the CPU has the Armv8.2 dot product;
 //   gemm_i8_neondot-inl.h): sdot by element, signed by signed.
@@ -29,6 +31,7 @@
 #include "simd/cpu_features.h"
 #include "simd/gemm_i8.h"
 #include "simd/gemm_i8_avxvnni-inl.h"  // EDGEATTN_I8_AVX_VNNI
+#include "simd/gemm_i8_maddubs-inl.h"  // EDGEATTN_I8_MADDUBS
 #include "simd/gemm_i8_neondot-inl.h"  // EDGEATTN_I8_NEON_DOT
 #include "simd/gemm_i8_panel-inl.h"
 #include "simd/gemm_i8_svedot-inl.h"  // EDGEATTN_I8_SVE
@@ -148,7 +151,8 @@ HWY_INLINE void AddOutliers(const QuantizedRowsView& a, size_t row_begin, size_t
   }
 }
 
-// A kernel's work over one panel (PanelVnni, PanelNeonDot, PanelSveDot, PanelI16).
+// A kernel's work over one panel (PanelVnni, PanelAvxVnni, PanelMaddubs, PanelNeonDot,
+// PanelSveDot, PanelI16).
 using PanelI8Fn = void(const QuantizedRowsView& a, size_t row_begin, size_t row_end,
                        const GemmI8WeightsView& w, size_t p, float* HWY_RESTRICT c, size_t ldc);
 
@@ -195,6 +199,13 @@ inline std::vector<const ProjectionKernel*> ListI8Kernels() {
                                             &RunI8<&PanelAvxVnni, &Qc8PanelsWithStartsView>};
   kernels.push_back(&kAvxVnni);
 #endif
+#if EDGEATTN_I8_MADDUBS
+  static const ProjectionKernel kMaddubs = {
+      "qd8_qc8w_maddubs_2x4v", ActivationType::kQd8, WeightType::kQc8,
+      &RunsWhereItsTargetRuns, kGemmI8PanelWidth,    &Qc8PanelsBytes,
+      &PackQc8Panels,          &UnpackQc8Panels,     &RunI8<&PanelMaddubs, &Qc8PanelsView>};
+  kernels.push_back(&kMaddubs);
+#endif
 #if EDGEATTN_I8_SVE
   static const ProjectionKernel kSveDot = {
       "qd8_qc8w_svedot_4x4v",  ActivationType::kQd8, WeightType::kQc8,
@@ -225,6 +236,7 @@ HWY_AFTER_NAMESPACE();
 
 #undef EDGEATTN_I8_VNNI
 #undef EDGEATTN_I8_AVX_VNNI
+#undef EDGEATTN_I8_MADDUBS
 #undef EDGEATTN_I8_SVE
 #undef EDGEATTN_I8_NEON_DOT
 

@@ -59,9 +59,9 @@ TEST(ProjectionKernelTest, Int8PrefersADotProductKernel) {
   const MultiheadAttention best(model.with(Precision::kInt8), model.view());
   EXPECT_EQ(best.projection_kernel(), kernels.front());
   for (const std::string& name : kernels) {
-    const bool dot_product = name.find("vnni") != std::string::npos ||
-                             name.find("dot") != std::string::npos ||
-                             name.find("amx") != std::string::npos;
+    const bool dot_product =
+        name.find("vnni") != std::string::npos || name.find("dot") != std::string::npos ||
+        name.find("amx") != std::string::npos || name.find("maddubs") != std::string::npos;
     EXPECT_EQ(dot_product, name != "qd8_qc8w_i16_1x1v") << name;
   }
 }

@@ -290,8 +290,9 @@ bool CpuHasNeonDotProduct(const TargetFacts& facts) {
 // The kernels this target must list on this CPU, best first, from the target's name and the
 // CPU's features: on x86 the VNNI kernel on every AVX-512 target whose CPUs have VNNI (whatever
 // Highway calls it), ahead of it the AMX kernel where the CPU has AMX-INT8 (x86-64 Linux), the
-// AVX-VNNI kernel on AVX2 where the CPU has it (x86-64, as Linux reports it), on ARM
-// the SVE or (with the dot product) NEON kernel, everywhere the portable one.
+// AVX-VNNI kernel on AVX2 where the CPU has it (x86-64, as Linux reports it), the maddubs
+// kernel on AVX2 and AVX3, on ARM the SVE or (with the dot product) NEON kernel, everywhere the
+// portable one.
 std::vector<std::string> ExpectedKernels(const TargetFacts& facts) {
   const std::string target = hwy::TargetName(facts.target);
   std::vector<std::string> names;
@@ -303,6 +304,9 @@ std::vector<std::string> ExpectedKernels(const TargetFacts& facts) {
   }
   if (HWY_ARCH_X86_64 && target == "AVX2" && testing_support::CpuInfoHasFlag("avx_vnni")) {
     names.push_back("qd8_qc8w_avxvnni_3x4v");
+  }
+  if (HWY_ARCH_X86 && (target == "AVX2" || target == "AVX3")) {
+    names.push_back("qd8_qc8w_maddubs_2x4v");
   }
   if (target.rfind("SVE", 0) == 0) names.push_back("qd8_qc8w_svedot_4x4v");
   if (HWY_ARCH_ARM_A64 && target.rfind("NEON", 0) == 0 && CpuHasNeonDotProduct(facts)) {
@@ -378,10 +382,17 @@ void TestEveryKernelMatchesScalar(int64_t target) {
   }
 }
 
+// QuantizeRowsI8 stores |x| <= 127. The maddubs kernel is exact only there (it negates
+// activations, and two products of -128 x -128 overflow its int16 pairs); the others also for
+// -128, which they are tested on.
+bool TakesMinus128(const simd::ProjectionKernel& kernel) {
+  return std::string(kernel.name) != "qd8_qc8w_maddubs_2x4v";
+}
+
 // The extremes of int8 on both sides, over long rows: the sums must be exact, so nothing may
-// saturate at 16 bits on the way (as vpmaddubsw would). Blocks of 252 values are the longest
-// whose sums the NEON kernel takes through the float bias (|sum| < 2^22), 256 the shortest it
-// converts.
+// saturate at 16 bits on the way (as vpmaddubsw of unsigned activations would). Blocks of 252
+// values are the longest whose sums the NEON kernel takes through the float bias (|sum| < 2^22),
+// 256 the shortest it converts.
 void TestEveryKernelExtremeValues(int64_t target) {
   const TargetFacts facts = testing_support::FactsOf(target);
   // k = block = 65536, the largest block: a block's sum of 255 x -128 per value (the offset
@@ -390,12 +401,13 @@ void TestEveryKernelExtremeValues(int64_t target) {
     for (size_t block : {size_t{64}, size_t{252}, size_t{256}, k}) {
       if (k == 65536 && block != k) continue;
       for (int8_t wv : {int8_t{127}, int8_t{-128}}) {
-        for (int8_t xv : {int8_t{127}, int8_t{-128}}) {
+        for (int8_t xv : {int8_t{127}, int8_t{-127}, int8_t{-128}}) {
           const size_t m = k == 65536 ? 1 : 5, n = 70;
           const Qd8Rows a(m, k, block, std::vector<int8_t>(m * k, xv), 9);
           const Qc8Weights w = MakeWeights(n, std::vector<int8_t>(n * k, wv), true);
           const std::vector<float> want = ScalarC(facts, a, w);
           for (const simd::ProjectionKernel* kernel : Int8Kernels()) {
+            if (xv == -128 && !TakesMinus128(*kernel)) continue;
             CheckKernel(*kernel, a, w, want);
             if (::testing::Test::HasFatalFailure()) return;
           }
@@ -412,12 +424,13 @@ void TestEveryKernelExtremeValues(int64_t target) {
 void TestEveryKernelLongBlocksPastBias(int64_t target) {
   const TargetFacts facts = testing_support::FactsOf(target);
   for (size_t block : {size_t{260}, size_t{508}, size_t{1028}}) {
-    for (int8_t xv : {int8_t{127}, int8_t{-128}}) {
+    for (int8_t xv : {int8_t{127}, int8_t{-127}, int8_t{-128}}) {
       const size_t m = 3, n = 64, k = block;
       const Qd8Rows a(m, k, block, std::vector<int8_t>(m * k, xv), 11);
       const Qc8Weights w = MakeWeights(n, std::vector<int8_t>(n * k, int8_t{-128}), false);
       const std::vector<float> want = ScalarC(facts, a, w);
       for (const simd::ProjectionKernel* kernel : Int8Kernels()) {
+        if (xv == -128 && !TakesMinus128(*kernel)) continue;
         CheckKernel(*kernel, a, w, want);
         if (::testing::Test::HasFatalFailure()) return;
       }
