@@ -19,12 +19,16 @@ namespace simd {
 namespace {
 
 #if defined(__x86_64__) || defined(__i386__)
-// Bit `bit` of EAX (sub-leaf 1) or EDX (sub-leaf 0) of CPUID leaf 7; false without leaf 7.
-bool Leaf7Bit(unsigned subleaf, unsigned bit) {
+enum class Leaf7Register { kEax, kEcx, kEdx };
+
+// Bit `bit` of register `reg` of CPUID leaf 7, sub-leaf `subleaf`; false without leaf 7.
+bool Leaf7Bit(unsigned subleaf, Leaf7Register reg, unsigned bit) {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   if (__get_cpuid_max(0, nullptr) < 7) return false;
   __cpuid_count(7, subleaf, eax, ebx, ecx, edx);
-  return ((subleaf == 1 ? eax : edx) & (1u << bit)) != 0;
+  const unsigned value =
+      reg == Leaf7Register::kEax ? eax : (reg == Leaf7Register::kEcx ? ecx : edx);
+  return (value & (1u << bit)) != 0;
 }
 #endif
 
@@ -57,16 +61,25 @@ bool DetectAmx(unsigned unit) {
 
 bool CpuHasAvx512Bf16() {
 #if defined(__x86_64__) || defined(__i386__)
-  return Leaf7Bit(1, 5);
+  return Leaf7Bit(1, Leaf7Register::kEax, 5);
 #else
   return false;
 #endif
 }
 
 // The checks on kernels' hot paths are asked once: CPUID exits a virtual machine.
+bool CpuHasAvx512Vnni() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool has = Leaf7Bit(0, Leaf7Register::kEcx, 11);
+  return has;
+#else
+  return false;
+#endif
+}
+
 bool CpuHasAvxVnni() {
 #if defined(__x86_64__) || defined(__i386__)
-  static const bool has = Leaf7Bit(1, 4);
+  static const bool has = Leaf7Bit(1, Leaf7Register::kEax, 4);
   return has;
 #else
   return false;
@@ -75,7 +88,7 @@ bool CpuHasAvxVnni() {
 
 bool CpuHasAvx512Fp16() {
 #if defined(__x86_64__) || defined(__i386__)
-  static const bool has = Leaf7Bit(0, 23);
+  static const bool has = Leaf7Bit(0, Leaf7Register::kEdx, 23);
   return has;
 #else
   return false;

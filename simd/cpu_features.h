@@ -11,6 +11,12 @@ namespace simd {
 // saves AVX-512 state is the AVX3 targets' own check, which every caller has passed.
 bool CpuHasAvx512Bf16();
 
+// AVX512-VNNI (vpdpbusd on 512-bit vectors): CPUID leaf 7, sub-leaf 0, ECX bit 11. Every CPU of
+// Highway's AVX3_DL and later x86 targets has it; of its AVX3 target (AVX-512 without Ice Lake's
+// additions) Cascade Lake and Cooper Lake do, Skylake-SP does not. Whether the OS saves AVX-512
+// state is the AVX3 targets' own check, which every caller has passed.
+bool CpuHasAvx512Vnni();
+
 // AVX-VNNI (the VEX-encoded vpdpbusd on 256-bit vectors: Intel cores from Alder Lake and
 // Gracemont): CPUID leaf 7, sub-leaf 1, EAX bit 4. Whether the OS saves AVX state is the AVX2
 // target's own check, which every caller has passed.

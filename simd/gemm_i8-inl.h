@@ -1,7 +1,7 @@
 // Per-target int8 projection kernels, one per dot-product instruction, each a descriptor
 // (projection_kernel.h) listed by ListI8Kernels when its target may run it (highway_compat.h):
-// - qd8_qc8w_vnni_4x4v (AVX512-VNNI targets; gemm_i8_vnni-inl.h): vpdpbusd, unsigned by signed
-//   bytes (activations offset by +128, ActivationType::kQdu8).
+// - qd8_qc8w_vnni_4x4v (AVX512-VNNI targets, and AVX3 where the CPU has VNNI; gemm_i8_vnni-inl.h):
+//   vpdpbusd, unsigned by signed bytes (activations offset by +128, ActivationType::kQdu8).
 // - qd8_qc8w_avxvnni_3x4v (the AVX2 target, when the CPU has AVX-VNNI; gemm_i8_avxvnni-inl.h):
 //   the same on 256-bit vectors.
 // - qd8_qc8w_maddubs_2x4v (the AVX2 and AVX3 targets; gemm_i8_maddubs-inl.h): vpmaddubsw on
@@ -176,15 +176,16 @@ HWY_NOINLINE void RunI8(const ProjectionInput& a, size_t row_begin, size_t row_e
 inline std::vector<const ProjectionKernel*> ListI8Kernels() {
   std::vector<const ProjectionKernel*> kernels;
 #if EDGEATTN_I8_VNNI
-  static const ProjectionKernel kVnni = {"qd8_qc8w_vnni_4x4v",
-                                         ActivationType::kQdu8,
-                                         WeightType::kQc8,
-                                         &RunsWhereItsTargetRuns,
-                                         kGemmI8PanelWidth,
-                                         &Qc8PanelsWithStartsBytes,
-                                         &PackQc8PanelsWithStarts,
-                                         &UnpackQc8Panels,
-                                         &RunI8<&PanelVnni, &Qc8PanelsWithStartsView>};
+  static const ProjectionKernel kVnni = {
+      "qd8_qc8w_vnni_4x4v",
+      ActivationType::kQdu8,
+      WeightType::kQc8,
+      EDGEATTN_TARGET_HAS_AVX512_VNNI ? &RunsWhereItsTargetRuns : &CpuHasAvx512Vnni,
+      kGemmI8PanelWidth,
+      &Qc8PanelsWithStartsBytes,
+      &PackQc8PanelsWithStarts,
+      &UnpackQc8Panels,
+      &RunI8<&PanelVnni, &Qc8PanelsWithStartsView>};
   kernels.push_back(&kVnni);
 #endif
 #if EDGEATTN_I8_AVX_VNNI

@@ -1,10 +1,10 @@
-// qd8_qc8w_vnni_4x4v (x86 targets with AVX512-VNNI): vpdpbusd multiplies unsigned by signed
-// bytes, so it reads activations quantized offset by +128 (ActivationType::kQdu8) and each
-// block's accumulator starts at -128 * sum(weights), which its layout stores after the panels.
-// Tiles of up to 4 rows x 4 vectors: each group's weight vectors are loaded once for all rows of
-// the tile, the int32 accumulators stay in registers, and the float sums over blocks go to an L1
-// buffer once per block. Defines EDGEATTN_I8_VNNI (whether this target has the kernel) for the
-// kernel list (gemm_i8-inl.h, which undefines it).
+// qd8_qc8w_vnni_4x4v (x86 targets with AVX512-VNNI, and AVX3 where the CPU has it): vpdpbusd
+// multiplies unsigned by signed bytes, so it reads activations quantized offset by +128
+// (ActivationType::kQdu8) and each block's accumulator starts at -128 * sum(weights), which its
+// layout stores after the panels. Tiles of up to 4 rows x 4 vectors: each group's weight vectors
+// are loaded once for all rows of the tile, the int32 accumulators stay in registers, and the float
+// sums over blocks go to an L1 buffer once per block. Defines EDGEATTN_I8_VNNI (whether this target
+// has the kernel) for the kernel list (gemm_i8-inl.h, which undefines it).
 
 #if defined(EDGEATTN_SIMD_GEMM_I8_VNNI_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EDGEATTN_SIMD_GEMM_I8_VNNI_INL_H_
@@ -23,12 +23,15 @@
 #include "simd/highway_compat.h"
 #include "simd/quantize.h"
 
-#if EDGEATTN_TARGET_HAS_AVX512_VNNI
+// Also on Highway's AVX3 target, whose CPUs have VNNI in part (Cascade Lake and Cooper Lake, not
+// Skylake-SP): there the kernel list adds it where CpuHasAvx512Vnni.
+#if EDGEATTN_TARGET_HAS_AVX512_VNNI || (HWY_ARCH_X86 && HWY_TARGET == HWY_AVX3)
 #define EDGEATTN_I8_VNNI 1
 #include <immintrin.h>
 
-// Highway 1.0.3's AVX3_DL target string lacks avx512vnni, which every CPU of these targets has:
-// added here to the whole file (clang applies only the outermost target attribute).
+// Highway 1.0.3's AVX3_DL target string lacks avx512vnni, which every CPU of these targets has
+// (and AVX3's, whose kernel runs only where the CPU has it): added here to the whole file (clang
+// applies only the outermost target attribute).
 HWY_PUSH_ATTRIBUTES(HWY_TARGET_STR ",avx512vnni")
 namespace edgeattn {
 namespace simd {
@@ -104,6 +107,6 @@ HWY_AFTER_NAMESPACE();
 
 #else
 #define EDGEATTN_I8_VNNI 0
-#endif  // EDGEATTN_TARGET_HAS_AVX512_VNNI
+#endif  // EDGEATTN_TARGET_HAS_AVX512_VNNI || AVX3
 
 #endif  // EDGEATTN_SIMD_GEMM_I8_VNNI_INL_H_

@@ -289,10 +289,10 @@ bool CpuHasNeonDotProduct(const TargetFacts& facts) {
 
 // The kernels this target must list on this CPU, best first, from the target's name and the
 // CPU's features: on x86 the VNNI kernel on every AVX-512 target whose CPUs have VNNI (whatever
-// Highway calls it), ahead of it the AMX kernel where the CPU has AMX-INT8 (x86-64 Linux), the
-// AVX-VNNI kernel on AVX2 where the CPU has it (x86-64, as Linux reports it), the maddubs
-// kernel on AVX2 and AVX3, on ARM the SVE or (with the dot product) NEON kernel, everywhere the
-// portable one.
+// Highway calls it) and on AVX3 where the CPU has it (as Linux reports it), ahead of it the AMX
+// kernel where the CPU has AMX-INT8 (x86-64 Linux), the AVX-VNNI kernel on AVX2 where the CPU has
+// it (x86-64, as Linux reports it), the maddubs kernel on AVX2 and AVX3, on ARM the SVE or (with
+// the dot product) NEON kernel, everywhere the portable one.
 std::vector<std::string> ExpectedKernels(const TargetFacts& facts) {
   const std::string target = hwy::TargetName(facts.target);
   std::vector<std::string> names;
@@ -300,6 +300,9 @@ std::vector<std::string> ExpectedKernels(const TargetFacts& facts) {
     if (target != vnni_target) continue;
     if (HWY_ARCH_X86_64 && testing_support::CpuInfoHasFlag("amx_int8"))
       names.push_back("qd8_qc8w_amx_16x64");
+    names.push_back("qd8_qc8w_vnni_4x4v");
+  }
+  if (HWY_ARCH_X86 && target == "AVX3" && testing_support::CpuInfoHasFlag("avx512_vnni")) {
     names.push_back("qd8_qc8w_vnni_4x4v");
   }
   if (HWY_ARCH_X86_64 && target == "AVX2" && testing_support::CpuInfoHasFlag("avx_vnni")) {

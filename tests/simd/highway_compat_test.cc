@@ -118,6 +118,7 @@ TEST(CpuFeaturesTest, MatchWhatLinuxReports) {
   if (CpuInfoHasFlag("avx512f")) {
     EXPECT_EQ(simd::CpuHasAvx512Bf16(), CpuInfoHasFlag("avx512_bf16"));
     EXPECT_EQ(simd::CpuHasAvx512Fp16(), CpuInfoHasFlag("avx512_fp16"));
+    EXPECT_EQ(simd::CpuHasAvx512Vnni(), CpuInfoHasFlag("avx512_vnni"));
   }
   if (CpuInfoHasFlag("avx2")) {
     EXPECT_EQ(simd::CpuHasAvxVnni(), CpuInfoHasFlag("avx_vnni"));
@@ -132,6 +133,7 @@ TEST(CpuFeaturesTest, MatchWhatLinuxReports) {
   EXPECT_EQ(simd::CpuHasNeonDotProduct(), (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0);
   EXPECT_FALSE(simd::CpuHasAvx512Bf16());
   EXPECT_FALSE(simd::CpuHasAvx512Fp16());
+  EXPECT_FALSE(simd::CpuHasAvx512Vnni());
   EXPECT_FALSE(simd::CpuHasAvxVnni());
   EXPECT_FALSE(simd::CpuRunsAmxInt8());
   EXPECT_FALSE(simd::CpuRunsAmxBf16());
