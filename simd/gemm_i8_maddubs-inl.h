@@ -4,7 +4,8 @@
 // into int16 with saturation; it is exact here because one factor never exceeds 127 in
 // magnitude. It multiplies the weights' magnitudes (vpabsb: up to 128, as unsigned bytes) by the
 // activations carrying the weights' signs (vpsignb: x sign(w), which cannot overflow, since
-// QuantizeRowsI8 stores |x| <= 127), so a pair sums to at most 2 x 128 x 127 = 32512 < 2^15;
+// QuantizeRowsI8 stores |x| <= 127; a non-finite block may hold -128, but its NaN scale makes
+// the row NaN on every kernel), so a pair sums to at most 2 x 128 x 127 = 32512 < 2^15;
 // vpmaddwd by ones then adds a feature's two pairs into int32. Per 32 products: vpsignb,
 // vpmaddubsw, vpmaddwd and vpaddd, plus a vpabsb per weight vector for the tile's rows, against
 // the portable kernel's widening of every weight byte to int16. Tiles of 2 rows x 4 vectors (32

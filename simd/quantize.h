@@ -58,7 +58,8 @@ struct QuantizedRowsView {
 // q = 0. q rows are
 // QuantizedRowStride(k) bytes apart with zeros past k, each byte stored as `bytes` says (the
 // zeros too); scales[row * blocks + b].
-// Non-finite input gives a non-finite scale, so the block's products become NaN or inf.
+// Non-finite input gives a non-finite scale, so the block's products become NaN or inf (its bytes
+// may then hold -128: NaN times the zero inverse; the row is NaN on every kernel).
 void QuantizeRowsI8(const float* x, size_t ldx, size_t rows, size_t k, size_t block, int8_t* q,
                     float* scales, const RowOutliers& outliers, QuantizedBytes bytes);
 

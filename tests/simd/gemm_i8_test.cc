@@ -372,7 +372,9 @@ void TestEveryKernelMatchesScalar(int64_t target) {
         for (size_t n : sizes_n) {
           if (m * n * k > 150000) continue;
           const Qd8Rows a(m, k, block, RandomInt8(m * k, seed), seed + 1);
-          const Qc8Weights w = MakeWeights(n, RandomInt8(n * k, seed + 2), (seed & 1) != 0);
+          // Weights from files may hold -128, which the quantizer never writes.
+          const Qc8Weights w =
+              MakeWeights(n, RandomInt8(n * k, seed + 2, -128, 127), (seed & 1) != 0);
           const std::vector<float> want = ScalarC(facts, a, w);
           for (const simd::ProjectionKernel* kernel : kernels) {
             CheckKernel(*kernel, a, w, want);
@@ -385,9 +387,9 @@ void TestEveryKernelMatchesScalar(int64_t target) {
   }
 }
 
-// QuantizeRowsI8 stores |x| <= 127. The maddubs kernel is exact only there (it negates
-// activations, and two products of -128 x -128 overflow its int16 pairs); the others also for
-// -128, which they are tested on.
+// QuantizeRowsI8 stores |x| <= 127 for finite blocks. The maddubs kernel is exact only there: it
+// negates activations where the weight is negative, and -(-128) wraps to -128 (already one
+// product of -128 x -1 comes out -128); the others are exact for -128 too, and tested on it.
 bool TakesMinus128(const simd::ProjectionKernel& kernel) {
   return std::string(kernel.name) != "qd8_qc8w_maddubs_2x4v";
 }
