@@ -58,6 +58,15 @@ HWY_BEFORE_NAMESPACE();
 #define EDGEATTN_KV_AVX_VNNI 0
 #endif
 
+// vpmaddubsw (gemm_i8_maddubs-inl.h's instruction) on the AVX2 and AVX3 targets, for the CPUs
+// without VNNI.
+#if HWY_ARCH_X86 && (HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3)
+#include <immintrin.h>
+#define EDGEATTN_KV_MADDUBS 1
+#else
+#define EDGEATTN_KV_MADDUBS 0
+#endif
+
 // The Armv8.2 dot product on NEON targets, which Highway 1.0.3 neither enables nor detects:
 // g++ only (its per-function target attribute below), where Linux reports the feature
 // (HWCAP_ASIMDDP) or the whole build targets it. Other ARM builds run the portable kernel.
@@ -148,9 +157,10 @@ HWY_INLINE void PrefetchI8Group(const uint8_t* ahead, size_t g) {
 
 // Scores of one row against one panel of 64 int8 keys, from the exact integer dot products:
 // scores[j] = float(dot_j) * key_scale_j * q_scale.
-HWY_INLINE void StoreI8Scores(hn::Vec<I32Tag> dot, const float* HWY_RESTRICT scales, float q_scale,
+template <class VI>
+HWY_INLINE void StoreI8Scores(VI dot, const float* HWY_RESTRICT scales, float q_scale,
                               float* HWY_RESTRICT scores) {
-  const hn::Rebind<float, I32Tag> df;
+  const hn::Rebind<float, hn::DFromV<VI>> df;
   const auto s = hn::Mul(hn::ConvertTo(df, dot), hn::LoadU(df, scales));
   hn::StoreU(hn::Mul(s, hn::Set(df, q_scale)), df, scores);
 }
@@ -281,6 +291,45 @@ namespace edgeattn {
 namespace simd {
 namespace HWY_NAMESPACE {
 #endif  // EDGEATTN_KV_AVX_VNNI
+
+#if EDGEATTN_KV_MADDUBS
+// vpmaddubsw multiplies unsigned by signed bytes and adds pairs into int16 with saturation: here
+// the keys' magnitudes (the stored k + 128 flipped back to k, then vpabsb: at most 128 as
+// unsigned) by the query bytes carrying the keys' signs (vpsignb; the query quantizes to
+// [-127, 127], so negating it cannot overflow), a pair at most 2 x 128 x 127 = 32512; vpmaddwd
+// by ones adds a key's two pairs into int32: the exact k.q, as the other kernels compute it.
+// 256-bit vectors (8 keys) on both targets.
+struct I8DotMaddubs {
+  static void Panel(const int8_t* HWY_RESTRICT q8, int32_t /*q8_sum*/, float q_scale,
+                    const uint8_t* HWY_RESTRICT panel, size_t dk, float* HWY_RESTRICT scores,
+                    const uint8_t* ahead) {
+    constexpr size_t kVecs = kI8KeyPanel / 8;
+    const size_t groups = I8Groups(dk);
+    const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i acc[kVecs];
+    for (size_t i = 0; i < kVecs; ++i) acc[i] = _mm256_setzero_si256();
+    for (size_t g = 0; g < groups; ++g) {
+      PrefetchI8Group(ahead, g);
+      int32_t word;
+      memcpy(&word, q8 + g * 4, 4);
+      const __m256i q = _mm256_set1_epi32(word);
+      const uint8_t* keys = panel + g * kI8KeyPanel * 4;
+      for (size_t i = 0; i < kVecs; ++i) {
+        const __m256i k = _mm256_xor_si256(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(keys + 32 * i)), flip);
+        const __m256i pairs = _mm256_maddubs_epi16(_mm256_abs_epi8(k), _mm256_sign_epi8(q, k));
+        acc[i] = _mm256_add_epi32(acc[i], _mm256_madd_epi16(pairs, ones));
+      }
+    }
+    PrefetchI8Group(ahead, groups);  // the scales
+    const float* scales = reinterpret_cast<const float*>(panel + groups * kI8KeyPanel * 4);
+    for (size_t i = 0; i < kVecs; ++i) {
+      StoreI8Scores(hn::Vec256<int32_t>{acc[i]}, scales + 8 * i, q_scale, scores + 8 * i);
+    }
+  }
+};
+#endif  // EDGEATTN_KV_MADDUBS
 
 #if EDGEATTN_KV_NEON_DOT
 HWY_PUSH_ATTRIBUTES("arch=armv8.2-a+crypto+dotprod")
@@ -507,6 +556,16 @@ inline std::vector<const AttentionKernel*> ListCompactKvKernels() {
                                            &RunCompactKvAttention<I8Kv<I8DotAvxVnni>>};
   if (CpuHasAvxVnni()) kernels.push_back(&kAvxVnni);  // cpu_features.h
 #endif
+#if EDGEATTN_KV_MADDUBS
+  static const AttentionKernel kMaddubs = {"i8kv_i8dot_maddubs",
+                                           KvType::kI8,
+                                           &I8KeysBytes,
+                                           &I8ValuesBytes,
+                                           &PackI8KeysValues,
+                                           &CompactKvScratch,
+                                           &RunCompactKvAttention<I8Kv<I8DotMaddubs>>};
+  kernels.push_back(&kMaddubs);
+#endif
 #if EDGEATTN_KV_NEON_DOT
   static const AttentionKernel kNeonDot = {"i8kv_i8dot_neondot",
                                            KvType::kI8,
@@ -529,5 +588,6 @@ HWY_AFTER_NAMESPACE();
 
 #undef EDGEATTN_KV_VNNI
 #undef EDGEATTN_KV_AVX_VNNI
+#undef EDGEATTN_KV_MADDUBS
 #undef EDGEATTN_KV_NEON_DOT
 #endif  // EDGEATTN_SIMD_ATTENTION_KV_INL_H_

@@ -512,6 +512,32 @@ void CheckNanQuery(const simd::AttentionKernel& kernel) {
   }
 }
 
+// An infinite query or key value makes its row's (its key's) int8 scale infinite and its bytes
+// -128 (NaN times the zero inverse), the one input where the maddubs kernel's negated bytes
+// wrap: every row it reaches must still come out NaN, the others finite.
+void CheckI8Infinities(const simd::AttentionKernel& kernel) {
+  if (kernel.kv != simd::KvType::kI8) return;
+  for (bool in_key : {false, true}) {
+    for (float sign : {1.0f, -1.0f}) {
+      Head head(kernel, 3, 300, 17, 31);
+      (in_key ? head.k[200 * head.ld + 3] : head.q[1 * head.ld + 3]) = sign * HUGE_VALF;
+      std::vector<float> out(3 * head.ld);
+      simd::AttentionHeadArgs args = head.Args(out.data());
+      args.mask.causal = true;
+      args.mask.causal_offset = 198;  // row r sees keys [0, 198 + r]: key 200 only row 2
+      head.Run(args, {});
+      const size_t poisoned = in_key ? 2 : 1;
+      for (size_t r = 0; r < 3; ++r) {
+        for (size_t c = 0; c < head.dk; ++c) {
+          EXPECT_EQ(std::isnan(out[r * head.ld + c]), r == poisoned)
+              << "in_key=" << in_key << " sign=" << sign << " row " << r << " col " << c;
+          if (r != poisoned) EXPECT_TRUE(std::isfinite(out[r * head.ld + c]));
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 // An instance per target. The kernels' tests, compiled once, reach its kernels by dynamic
@@ -531,6 +557,7 @@ TEST_P(AttentionKvTest, TestCompactKvI8ValuesExact) {
 TEST_P(AttentionKvTest, TestCompactKvTinyValues) { ForEachKernel(GetParam(), CheckI8TinyValues); }
 TEST_P(AttentionKvTest, TestCompactKvNonFinite) { ForEachKernel(GetParam(), CheckNonFinite); }
 TEST_P(AttentionKvTest, TestCompactKvNanQuery) { ForEachKernel(GetParam(), CheckNanQuery); }
+TEST_P(AttentionKvTest, TestCompactKvI8Infinities) { ForEachKernel(GetParam(), CheckI8Infinities); }
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(AttentionKvTest);
 }  // namespace edgeattn
 #endif
