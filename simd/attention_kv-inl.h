@@ -17,10 +17,11 @@
 
 #include "hwy/highway.h"
 #include "simd/attention.h"
-#include "simd/cpu_features.h"
 #include "simd/attention_kv.h"
 #include "simd/attention_mask-inl.h"
+#include "simd/cpu_features.h"
 #include "simd/gemm_f32.h"
+#include "simd/gemm_i8_x86_tile-inl.h"  // x86: PinToRegister
 #include "simd/highway_compat.h"
 #include "simd/kv_half_rows-inl.h"
 #include "simd/kv_int8_pack-inl.h"
@@ -308,23 +309,24 @@ struct I8DotMaddubs {
     const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
     const __m256i ones = _mm256_set1_epi16(1);
     __m256i acc[kVecs];
-    for (size_t i = 0; i < kVecs; ++i) acc[i] = _mm256_setzero_si256();
+    EDGEATTN_UNROLL_ACCUMULATORS for (size_t i = 0; i < kVecs; ++i) acc[i] = _mm256_setzero_si256();
     for (size_t g = 0; g < groups; ++g) {
       PrefetchI8Group(ahead, g);
       int32_t word;
       memcpy(&word, q8 + g * 4, 4);
       const __m256i q = _mm256_set1_epi32(word);
       const uint8_t* keys = panel + g * kI8KeyPanel * 4;
-      for (size_t i = 0; i < kVecs; ++i) {
+      EDGEATTN_UNROLL_ACCUMULATORS for (size_t i = 0; i < kVecs; ++i) {
         const __m256i k = _mm256_xor_si256(
             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(keys + 32 * i)), flip);
         const __m256i pairs = _mm256_maddubs_epi16(_mm256_abs_epi8(k), _mm256_sign_epi8(q, k));
         acc[i] = _mm256_add_epi32(acc[i], _mm256_madd_epi16(pairs, ones));
       }
+      EDGEATTN_UNROLL_ACCUMULATORS for (size_t i = 0; i < kVecs; ++i) PinToRegister(acc[i]);
     }
     PrefetchI8Group(ahead, groups);  // the scales
     const float* scales = reinterpret_cast<const float*>(panel + groups * kI8KeyPanel * 4);
-    for (size_t i = 0; i < kVecs; ++i) {
+    EDGEATTN_UNROLL_ACCUMULATORS for (size_t i = 0; i < kVecs; ++i) {
       StoreI8Scores(hn::Vec256<int32_t>{acc[i]}, scales + 8 * i, q_scale, scores + 8 * i);
     }
   }

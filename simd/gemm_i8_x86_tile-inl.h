@@ -10,7 +10,7 @@
 //   compiler's choice.
 
 #ifndef EDGEATTN_UNROLL_ACCUMULATORS
-#define EDGEATTN_UNROLL_ACCUMULATORS _Pragma("GCC unroll 4")
+#define EDGEATTN_UNROLL_ACCUMULATORS _Pragma("GCC unroll 8")
 #endif
 
 #if defined(EDGEATTN_SIMD_GEMM_I8_X86_TILE_INL_H_) == defined(HWY_TARGET_TOGGLE)
