@@ -9,6 +9,8 @@
 // - qd8_qc8w_svedot_4x4v (SVE targets; gemm_i8_svedot-inl.h): svdot, signed by signed.
 // - qd8_qc8w_neondot_3x4v (NEON targets, when the CPU has the Armv8.2 dot product;
 //   gemm_i8_neondot-inl.h): sdot by element, signed by signed.
+// - qd8_qc8w_neonmlal_2x4v (NEON targets; gemm_i8_neonmlal-inl.h): smull / smlal into int16,
+//   sadalp into int32, exact for |x| <= 127.
 // - qd8_qc8w_i16_1x1v (every target; here): bytes promoted to int16, then
 //   ReorderWidenMulAccumulate (pmaddwd on x86: exact int16 x int16 -> int32 pair sums).
 // All read one panel layout (gemm_i8_panel-inl.h) and sum each block's products exactly in int32,
@@ -33,6 +35,7 @@
 #include "simd/gemm_i8_avxvnni-inl.h"  // EDGEATTN_I8_AVX_VNNI
 #include "simd/gemm_i8_maddubs-inl.h"  // EDGEATTN_I8_MADDUBS
 #include "simd/gemm_i8_neondot-inl.h"  // EDGEATTN_I8_NEON_DOT
+#include "simd/gemm_i8_neonmlal-inl.h"  // EDGEATTN_I8_NEON_MLAL
 #include "simd/gemm_i8_panel-inl.h"
 #include "simd/gemm_i8_svedot-inl.h"  // EDGEATTN_I8_SVE
 #include "simd/gemm_i8_vnni-inl.h"    // EDGEATTN_I8_VNNI
@@ -152,7 +155,7 @@ HWY_INLINE void AddOutliers(const QuantizedRowsView& a, size_t row_begin, size_t
 }
 
 // A kernel's work over one panel (PanelVnni, PanelAvxVnni, PanelMaddubs, PanelNeonDot,
-// PanelSveDot, PanelI16).
+// PanelNeonMlal, PanelSveDot, PanelI16).
 using PanelI8Fn = void(const QuantizedRowsView& a, size_t row_begin, size_t row_end,
                        const GemmI8WeightsView& w, size_t p, float* HWY_RESTRICT c, size_t ldc);
 
@@ -221,6 +224,13 @@ inline std::vector<const ProjectionKernel*> ListI8Kernels() {
       &PackQc8Panels,          &UnpackQc8Panels,     &RunI8<&PanelNeonDot, &Qc8PanelsView>};
   kernels.push_back(&kNeonDot);
 #endif
+#if EDGEATTN_I8_NEON_MLAL
+  static const ProjectionKernel kNeonMlal = {
+      "qd8_qc8w_neonmlal_2x4v", ActivationType::kQd8, WeightType::kQc8,
+      &RunsWhereItsTargetRuns,  kGemmI8PanelWidth,    &Qc8PanelsBytes,
+      &PackQc8Panels,           &UnpackQc8Panels,     &RunI8<&PanelNeonMlal, &Qc8PanelsView>};
+  kernels.push_back(&kNeonMlal);
+#endif
   static const ProjectionKernel kI16 = {
       "qd8_qc8w_i16_1x1v",     ActivationType::kQd8, WeightType::kQc8,
       &RunsWhereItsTargetRuns, kGemmI8PanelWidth,    &Qc8PanelsBytes,
@@ -240,5 +250,6 @@ HWY_AFTER_NAMESPACE();
 #undef EDGEATTN_I8_MADDUBS
 #undef EDGEATTN_I8_SVE
 #undef EDGEATTN_I8_NEON_DOT
+#undef EDGEATTN_I8_NEON_MLAL
 
 #endif  // EDGEATTN_SIMD_GEMM_I8_INL_H_

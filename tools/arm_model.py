@@ -121,15 +121,31 @@ KERNELS = [
            "attention_arm_i8mm.cc.o", "edgeattn::simd::{ns}::UsmmlaTile<2ul>(", "usmmla", 16, 0,
            None, ("cortex-a55", "neoverse-n1")),
 ]
+# The cores without the Armv8.2 dot product (Cortex-A53, and the A72 as LLVM 19 models it; the
+# Raspberry Pi 3 and 4), where int8 runs the mlal kernel or the portable one: multiply-adds per
+# cycle of each against fp32's, from llvm-mca alone (no stated peak).
+NO_DOT_CORES = [Core("cortex-a53", "A53", None, None, None, False, {}, "llvm-mca-19"),
+                Core("cortex-a72", "A72", None, None, None, False, {}, "llvm-mca-19")]
+NO_DOT_KERNELS = [
+    Kernel("fp32 NEON 6x4 tile (fp32 multiply-adds)", "neon", "gemm_f32.cc.o", TILE % "float",
+           "fmla", 24, 0),
+    Kernel("int8 NEON mlal 2x4 tile, 64-value block with epilogue", "neon", "gemm_i8.cc.o",
+           "edgeattn::simd::{ns}::MlalTileNeon<2ul>(", "mull8", 32, 256),
+    Kernel("int8 portable i16 1x1v, 64-value block with epilogue", "neon", "gemm_i8.cc.o",
+           "edgeattn::simd::{ns}::PanelI16(", "mlal16", 4, 64),
+]
 # The work each instruction does per 32-bit lane, and which peak it is judged against: fmla 2
 # FLOP, sdot 4 int8 multiply-accumulates, mla one (an int32 one, against the int8 peak: the
 # portable kernel's cost in the unit of the dot-product kernels).
 WORK = {"fmla": (2, "flop"), "sdot": (4, "mac"), "mla": (1, "mac"), "bfdot": (2, "flop"),
-        "usmmla": (4, "mac")}
+        "usmmla": (4, "mac"), "mull8": (2, "mac"), "mlal16": (1, "mac")}
 # SVE's destructive multiply-adds come in two forms: the result in the addend's register or in
 # a multiplicand's.
+# mull8: the mlal kernel's byte products (8 per instruction, into int16); mlal16: the portable
+# kernel's int16 ones (4 per instruction, into int32).
 WORK_FORMS = {"fmla": ("fmla", "fmad"), "sdot": ("sdot",), "mla": ("mla", "mad"),
-              "bfdot": ("bfdot",), "usmmla": ("usmmla",)}
+              "bfdot": ("bfdot",), "usmmla": ("usmmla",),
+              "mull8": ("smull", "smull2", "smlal", "smlal2"), "mlal16": ("smlal", "smlal2")}
 
 
 def is_work(mnemonic, work):
@@ -400,7 +416,9 @@ def kernel_function(obj_dir, objects, kernel, ns):
     if not any(f"::{ns}::" in full for full in funcs):
         return None
     name = kernel.symbol.format(ns=ns)
-    matches = [f for full, f in funcs.items() if any(n in full for n in name.split(" | "))]
+    # Not where the name is a template argument (&PanelI16 in RunI8<&PanelI16, ...>).
+    matches = [f for full, f in funcs.items()
+               if any(n in full and "&" + n not in full for n in name.split(" | "))]
     if not matches:
         print(f"({kernel.label}: no {name} in this build)", file=sys.stderr)
         return None
@@ -410,6 +428,24 @@ def kernel_function(obj_dir, objects, kernel, ns):
 
 
 Row = collections.namedtuple("Row", "kernel core target cycles percent loop_percent why")
+
+
+def report_without_dot(obj_dir):
+    """{kernel label: {core label: multiply-adds per cycle}} on the cores without sdot."""
+    objects, rates = {}, {}
+    for kernel in NO_DOT_KERNELS:
+        insns = kernel_function(obj_dir, objects, kernel, "N_NEON")
+        if insns is None:
+            continue
+        per_lane, _ = WORK[kernel.work]
+        # fmla: 2 FLOP a lane, one multiply-add.
+        per_instruction = 4 * (1 if kernel.work == "fmla" else per_lane)
+        asm = loop_text(insns, kernel.work, kernel.block_work)
+        for core in NO_DOT_CORES:
+            cycles, found, _, _, _, _ = llvm_mca(core, asm)
+            work = sum(1 for m, _, _, _ in found if is_work(m, kernel.work))
+            rates.setdefault(kernel.label, {})[core.label] = work * per_instruction / cycles
+    return rates
 
 
 def report(obj_dir):
@@ -446,7 +482,8 @@ def main():
     parser.add_argument("--no-build", action="store_true", help="use the build tree as it is")
     parser.add_argument("--markdown", action="store_true", help="print a markdown table")
     args = parser.parse_args()
-    missing = [t for t in sorted({OBJDUMP, *(c.mca for c in CORES)}) if not shutil.which(t)]
+    missing = [t for t in sorted({OBJDUMP, *(c.mca for c in CORES + NO_DOT_CORES)})
+               if not shutil.which(t)]
     if missing:
         sys.exit(f"arm_model.py: {', '.join(missing)} not found: tools/install_deps.sh --arm")
     if not args.no_build:
@@ -459,11 +496,15 @@ def main():
     print("Cycles: the largest of llvm-mca's, the loop-carried chains through stack spills, and "
           "the stated peak (A55: plus one cycle per 128-bit load). int8: per group of 4 k, "
           "over a 64-value block (16 groups and the block epilogue); 'loop' = without it.")
-    rows = report(os.path.join(args.build_dir, "simd", "CMakeFiles", "edgeattn_simd.dir"))
+    obj_dir = os.path.join(args.build_dir, "simd", "CMakeFiles", "edgeattn_simd.dir")
+    rows = report(obj_dir)
     if args.markdown:
         print_markdown(rows)
     else:
         print_text(rows)
+    print("\nCores without the dot product, multiply-adds per cycle (llvm-mca alone):")
+    for label, per_core in report_without_dot(obj_dir).items():
+        print(f"  {label:55} " + "  ".join(f"{c} {r:5.2f}" for c, r in per_core.items()))
 
 
 def print_text(rows):

@@ -61,7 +61,8 @@ TEST(ProjectionKernelTest, Int8PrefersADotProductKernel) {
   for (const std::string& name : kernels) {
     const bool dot_product =
         name.find("vnni") != std::string::npos || name.find("dot") != std::string::npos ||
-        name.find("amx") != std::string::npos || name.find("maddubs") != std::string::npos;
+        name.find("amx") != std::string::npos || name.find("maddubs") != std::string::npos ||
+        name.find("mlal") != std::string::npos;
     EXPECT_EQ(dot_product, name != "qd8_qc8w_i16_1x1v") << name;
   }
 }

@@ -315,6 +315,7 @@ std::vector<std::string> ExpectedKernels(const TargetFacts& facts) {
   if (HWY_ARCH_ARM_A64 && target.rfind("NEON", 0) == 0 && CpuHasNeonDotProduct(facts)) {
     names.push_back("qd8_qc8w_neondot_3x4v");
   }
+  if (HWY_ARCH_ARM_A64 && target.rfind("NEON", 0) == 0) names.push_back("qd8_qc8w_neonmlal_2x4v");
   names.push_back("qd8_qc8w_i16_1x1v");
   return names;
 }
@@ -389,9 +390,11 @@ void TestEveryKernelMatchesScalar(int64_t target) {
 
 // QuantizeRowsI8 stores |x| <= 127 for finite blocks. The maddubs kernel is exact only there: it
 // negates activations where the weight is negative, and -(-128) wraps to -128 (already one
-// product of -128 x -1 comes out -128); the others are exact for -128 too, and tested on it.
+// product of -128 x -1 comes out -128); the NEON mlal kernel sums two products in int16, and
+// two of -128 x -128 overflow it. The others are exact for -128 too, and tested on it.
 bool TakesMinus128(const simd::ProjectionKernel& kernel) {
-  return std::string(kernel.name) != "qd8_qc8w_maddubs_2x4v";
+  const std::string name = kernel.name;
+  return name != "qd8_qc8w_maddubs_2x4v" && name != "qd8_qc8w_neonmlal_2x4v";
 }
 
 // The extremes of int8 on both sides, over long rows: the sums must be exact, so nothing may
