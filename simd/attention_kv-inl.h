@@ -68,6 +68,15 @@ HWY_BEFORE_NAMESPACE();
 #define EDGEATTN_KV_MADDUBS 0
 #endif
 
+// smull / smlal on NEON targets, for the cores without the dot product (every AArch64 core has
+// them; g++ and clang alike).
+#if EDGEATTN_TARGET_IS_NEON
+#include <arm_neon.h>
+#define EDGEATTN_KV_NEON_MLAL 1
+#else
+#define EDGEATTN_KV_NEON_MLAL 0
+#endif
+
 // The Armv8.2 dot product on NEON targets, which Highway 1.0.3 neither enables nor detects:
 // g++ only (its per-function target attribute below), where Linux reports the feature
 // (HWCAP_ASIMDDP) or the whole build targets it. Other ARM builds run the portable kernel.
@@ -333,6 +342,71 @@ struct I8DotMaddubs {
 };
 #endif  // EDGEATTN_KV_MADDUBS
 
+#if EDGEATTN_KV_NEON_MLAL
+// NEON without the dot product (Cortex-A53, A72), as qd8_qc8w_neonmlal_2x4v computes: smull
+// multiplies a group's key bytes (the stored k + 128 flipped back to k) by the query bytes into
+// int16, smlal adds the next group's products (two of [-127, 127] values fit), and sadalp adds
+// the int16 pairs into int32: two accumulators per 4 keys, each key's channels {0, 1} and {2, 3}
+// of a group in adjacent lanes, folded by addp. Half a panel (32 keys, 16 accumulators) per
+// pass over the groups. No prefetching (kPrefetchKv is off on ARM).
+struct I8DotNeonMlal {
+  static constexpr size_t kVecs = kI8KeyPanel / 8;  // per half: 32 keys, 4 per 16-byte vector
+
+  // Not inlined: one call per 64 keys, and tools/arm_model.py finds its loop by name.
+  static HWY_NOINLINE void Panel(const int8_t* HWY_RESTRICT q8, int32_t /*q8_sum*/, float q_scale,
+                                 const uint8_t* HWY_RESTRICT panel, size_t dk,
+                                 float* HWY_RESTRICT scores, const uint8_t* /*ahead*/) {
+    const size_t groups = I8Groups(dk);
+    const float* scales = reinterpret_cast<const float*>(panel + groups * kI8KeyGroupBytes);
+    for (size_t half = 0; half < 2; ++half) {
+      const size_t key0 = half * 4 * kVecs;
+      int32x4_t lo[kVecs], hi[kVecs];
+      for (size_t i = 0; i < kVecs; ++i) lo[i] = hi[i] = vdupq_n_s32(0);
+      size_t g = 0;
+      for (; g + 2 <= groups; g += 2) AddProducts<true>(q8, panel + 4 * key0, g, lo, hi);
+      if (g < groups) AddProducts<false>(q8, panel + 4 * key0, g, lo, hi);
+      for (size_t i = 0; i < kVecs; ++i) {
+        StoreI8Scores(hn::Vec<I32Tag>(vpaddq_s32(lo[i], hi[i])), scales + key0 + 4 * i, q_scale,
+                      scores + key0 + 4 * i);
+      }
+    }
+  }
+
+ private:
+  // Group g's key bytes of vector i (4 keys), as signed bytes.
+  static int8x16_t Keys(const uint8_t* HWY_RESTRICT keys, size_t g, size_t i) {
+    return vreinterpretq_s8_u8(
+        veorq_u8(vld1q_u8(keys + g * kI8KeyGroupBytes + 16 * i), vdupq_n_u8(0x80)));
+  }
+
+  static int8x16_t QueryWord(const int8_t* HWY_RESTRICT q8, size_t g) {
+    int32_t word;
+    memcpy(&word, q8 + 4 * g, 4);
+    return vreinterpretq_s8_s32(vdupq_n_s32(word));
+  }
+
+  // Groups g and, when kPair, g + 1 of the 32 keys from `keys`.
+  template <bool kPair>
+  static HWY_INLINE void AddProducts(const int8_t* HWY_RESTRICT q8, const uint8_t* keys, size_t g,
+                                     int32x4_t (&lo)[kVecs], int32x4_t (&hi)[kVecs]) {
+    const int8x16_t q0 = QueryWord(q8, g);
+    const int8x16_t q1 = kPair ? QueryWord(q8, g + 1) : q0;
+    for (size_t i = 0; i < kVecs; ++i) {
+      const int8x16_t k0 = Keys(keys, g, i);
+      int16x8_t l = vmull_s8(vget_low_s8(k0), vget_low_s8(q0));
+      int16x8_t h = vmull_high_s8(k0, q0);
+      if (kPair) {
+        const int8x16_t k1 = Keys(keys, g + 1, i);
+        l = vmlal_s8(l, vget_low_s8(k1), vget_low_s8(q1));
+        h = vmlal_high_s8(h, k1, q1);
+      }
+      lo[i] = vpadalq_s16(lo[i], l);
+      hi[i] = vpadalq_s16(hi[i], h);
+    }
+  }
+};
+#endif  // EDGEATTN_KV_NEON_MLAL
+
 #if EDGEATTN_KV_NEON_DOT
 HWY_PUSH_ATTRIBUTES("arch=armv8.2-a+crypto+dotprod")
 // sdot multiplies signed bytes: the key bytes (k + 128) are flipped back to k first. No
@@ -578,6 +652,16 @@ inline std::vector<const AttentionKernel*> ListCompactKvKernels() {
                                            &RunCompactKvAttention<I8Kv<I8DotNeon>>};
   if (CpuHasNeonDotProduct()) kernels.push_back(&kNeonDot);  // cpu_features.h
 #endif
+#if EDGEATTN_KV_NEON_MLAL
+  static const AttentionKernel kNeonMlal = {"i8kv_i8dot_neonmlal",
+                                            KvType::kI8,
+                                            &I8KeysBytes,
+                                            &I8ValuesBytes,
+                                            &PackI8KeysValues,
+                                            &CompactKvScratch,
+                                            &RunCompactKvAttention<I8Kv<I8DotNeonMlal>>};
+  kernels.push_back(&kNeonMlal);
+#endif
   kernels.push_back(&kI8);
   return kernels;
 }
@@ -592,4 +676,5 @@ HWY_AFTER_NAMESPACE();
 #undef EDGEATTN_KV_AVX_VNNI
 #undef EDGEATTN_KV_MADDUBS
 #undef EDGEATTN_KV_NEON_DOT
+#undef EDGEATTN_KV_NEON_MLAL
 #endif  // EDGEATTN_SIMD_ATTENTION_KV_INL_H_

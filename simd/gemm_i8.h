@@ -4,8 +4,8 @@
 // QuantizeRowsI8, one scale per row and per block of k. Each block's dot products are summed
 // exactly in int32, then scaled into a float accumulator:
 //   c[m][n] = w_scale[n] * sum_blocks x_scale[m][blk] * acc_int32[m][blk][n] + bias[n]
-// No product saturates at int16 (the maddubs kernel's pairs stay within +-32512, since the
-// quantized activations stay within [-127, 127]).
+// No product saturates at int16 (the maddubs kernel's pairs and the NEON mlal kernel's sums of
+// two products stay within +-32512, since the quantized activations stay within [-127, 127]).
 // The kernels (one per dot-product instruction, listed in gemm_i8-inl.h) are reached through their
 // descriptors (projection_kernel.h); this header holds their packed layouts.
 #ifndef EDGEATTN_SIMD_GEMM_I8_H_

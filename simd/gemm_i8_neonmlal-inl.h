@@ -1,15 +1,17 @@
 // qd8_qc8w_neonmlal_2x4v (NEON targets: every AArch64 CPU, for those without the Armv8.2 dot
 // product: Cortex-A53, A57, A72 and A73, e.g. the Raspberry Pi 3 and 4). smull multiplies 8
 // signed bytes into int16, smlal adds a second group's products to them, and sadalp adds adjacent
-// int16 pairs into int32: 6 instructions per 32 products, where the portable kernel widens every
-// weight byte to int16 and multiplies 4 lanes at a time. Exact while two products fit int16: the
+// int16 pairs into int32: 6 arithmetic instructions per 32 products (and 2 weight loads per 2
+// rows), where the portable kernel widens every weight byte to int16 and multiplies 4 lanes at a
+// time. Exact while two products fit int16: the
 // quantized activations stay within [-127, 127] (QuantizeRowsI8; a non-finite block may hold
 // -128, and its row is NaN on every kernel), so two products of weights in [-128, 127] sum to at
-// most 2 x 127 x 128 = 32512. Per 4-feature weight vector and row, two int32 accumulators hold
-// each feature's k-values {0, 1} and {2, 3} (one pair per lane); addp folds them at the end of a
-// block. Tiles of 2 rows x 4 vectors (16 features) of a panel slice (PanelI8Tiles): 16
-// accumulators, 4 activation vectors, 2 weight vectors and the int16 products in flight, of the
-// 32 registers; the float sums over blocks go to the tile's L1 buffer once per block. Defines
+// most 2 x 127 x 128 = 32512. Per 4-feature weight vector and row, two int32 accumulators (one
+// for its first two features, one for the other two) hold each feature's k-value pairs {0, 1}
+// and {2, 3} in adjacent lanes; addp folds them at the end of a block. Tiles of 2 rows x 4
+// vectors (16 features) of a panel slice (PanelI8Tiles): 16 accumulators, 4 activation vectors,
+// 2 weight vectors and the int16 products in flight in the inner loop; the float sums over
+// blocks are updated in the tile's buffer once per block. Defines
 // EDGEATTN_I8_NEON_MLAL (whether this target has the kernel) for the kernel list (gemm_i8-inl.h,
 // which undefines it).
 
@@ -42,9 +44,6 @@ namespace hn = hwy::HWY_NAMESPACE;
 // g++ keeps the accumulator arrays in registers only when the loops over them are unrolled
 // before its scalar replacement.
 #define EDGEATTN_I8_MLAL_UNROLL _Pragma("GCC unroll 8")
-// An empty volatile asm between weight vectors: g++'s scheduler moves nothing across it, so it
-// does not hoist all 8 weight loads of a group pair into registers (then an accumulator spills).
-#define EDGEATTN_I8_MLAL_ORDER() asm volatile("")
 
 // A block's int32 accumulators: lo[r][v] for features 4v, 4v + 1 of the slice, hi[r][v] for
 // 4v + 2, 4v + 3, each feature's k-value pairs {0, 1} and {2, 3} in adjacent lanes.
@@ -54,14 +53,28 @@ struct MlalTileAccumulators {
   int32x4_t hi[kRows][4];
 };
 
-// Row r's activation word of group g in every 32-bit lane.
+// Row r's activation word of group g in every 32-bit lane. The empty asm hides the broadcast
+// from clang, which would otherwise load 8 bytes and multiply the weights' upper halves after an
+// ext each, rather than smull2 / smlal2 on the whole vector.
 HWY_INLINE int8x16_t ActivationWordNeon(const int8_t* HWY_RESTRICT row, size_t g) {
-  return vreinterpretq_s8_u32(vdupq_n_u32(LoadWord(row + 4 * g)));
+  int8x16_t x = vreinterpretq_s8_u32(vdupq_n_u32(LoadWord(row + 4 * g)));
+  asm("" : "+w"(x));
+  return x;
+}
+
+// Where the 2-row tile wants an instruction order: an empty volatile asm, across which g++'s
+// scheduler moves nothing, so that it neither hoists all 8 weight loads of a group pair (an
+// accumulator then spills) nor puts a load next to its first use (in-order cores stall). The
+// 1-row tile (a decode step's) has registers to spare and goes without: on the in-order A53 the
+// barriers would serialize each vector's smull, smlal and sadalp.
+template <size_t kRows>
+HWY_INLINE void MlalOrder() {
+  if (kRows > 1) asm volatile("");
 }
 
 // Groups g and, when kPair, g + 1 of all rows: each 16-byte weight vector (4 features x 4
 // k-values) times the rows' activation words, two groups' products summed in int16, then into
-// the int32 accumulators.
+// the int32 accumulators. Each next weight vector is loaded while the rows multiply this one.
 template <size_t kRows, bool kPair>
 HWY_INLINE void MlalGroups(MlalTileAccumulators<kRows>& t, const int8_t* HWY_RESTRICT wg,
                            const int8_t* const (&rows)[kRows], size_t g) {
@@ -70,20 +83,28 @@ HWY_INLINE void MlalGroups(MlalTileAccumulators<kRows>& t, const int8_t* HWY_RES
     x0[r] = ActivationWordNeon(rows[r], g);
     if (kPair) x1[r] = ActivationWordNeon(rows[r], g + 1);
   }
+  int8x16_t w0 = vld1q_s8(wg);
+  int8x16_t w1 = kPair ? vld1q_s8(wg + kGemmI8GroupBytes) : w0;
   EDGEATTN_I8_MLAL_UNROLL for (size_t v = 0; v < 4; ++v) {
-    const int8x16_t w0 = vld1q_s8(wg + 16 * v);
-    const int8x16_t w1 = kPair ? vld1q_s8(wg + kGemmI8GroupBytes + 16 * v) : w0;
+    int16x8_t lo[kRows], hi[kRows];
     EDGEATTN_I8_MLAL_UNROLL for (size_t r = 0; r < kRows; ++r) {
-      int16x8_t lo = vmull_s8(vget_low_s8(w0), vget_low_s8(x0[r]));
-      int16x8_t hi = vmull_high_s8(w0, x0[r]);
-      if (kPair) {
-        lo = vmlal_s8(lo, vget_low_s8(w1), vget_low_s8(x1[r]));
-        hi = vmlal_high_s8(hi, w1, x1[r]);
-      }
-      t.lo[r][v] = vpadalq_s16(t.lo[r][v], lo);
-      t.hi[r][v] = vpadalq_s16(t.hi[r][v], hi);
+      lo[r] = vmull_s8(vget_low_s8(w0), vget_low_s8(x0[r]));
+      hi[r] = vmull_high_s8(w0, x0[r]);
     }
-    EDGEATTN_I8_MLAL_ORDER();
+    if (v < 3) w0 = vld1q_s8(wg + 16 * (v + 1));
+    MlalOrder<kRows>();
+    if (kPair) {
+      EDGEATTN_I8_MLAL_UNROLL for (size_t r = 0; r < kRows; ++r) {
+        lo[r] = vmlal_s8(lo[r], vget_low_s8(w1), vget_low_s8(x1[r]));
+        hi[r] = vmlal_high_s8(hi[r], w1, x1[r]);
+      }
+      if (v < 3) w1 = vld1q_s8(wg + kGemmI8GroupBytes + 16 * (v + 1));
+      MlalOrder<kRows>();
+    }
+    EDGEATTN_I8_MLAL_UNROLL for (size_t r = 0; r < kRows; ++r) {
+      t.lo[r][v] = vpadalq_s16(t.lo[r][v], lo[r]);
+      t.hi[r][v] = vpadalq_s16(t.hi[r][v], hi[r]);
+    }
   }
 }
 
@@ -127,7 +148,6 @@ HWY_NOINLINE void MlalTileNeon(const int8_t* weights, const QuantizedRowsView& a
 }
 
 #undef EDGEATTN_I8_MLAL_UNROLL
-#undef EDGEATTN_I8_MLAL_ORDER
 
 // The NEON mlal tiles over panel p.
 HWY_NOINLINE void PanelNeonMlal(const QuantizedRowsView& a, size_t row_begin, size_t row_end,

@@ -131,8 +131,13 @@ NO_DOT_KERNELS = [
            "fmla", 24, 0),
     Kernel("int8 NEON mlal 2x4 tile, 64-value block with epilogue", "neon", "gemm_i8.cc.o",
            "edgeattn::simd::{ns}::MlalTileNeon<2ul>(", "mull8", 32, 256),
+    Kernel("int8 NEON mlal 1x4 tile (a decode step's), 64-value block", "neon", "gemm_i8.cc.o", "edgeattn::simd::{ns}::MlalTileNeon<1ul>(", "mull8", 16, 128),
     Kernel("int8 portable i16 1x1v, 64-value block with epilogue", "neon", "gemm_i8.cc.o",
            "edgeattn::simd::{ns}::PanelI16(", "mlal16", 4, 64),
+    Kernel("int8 KV scores, i8kv_i8dot_neonmlal, 32 keys", "neon", "attention_kv.cc.o",
+           "edgeattn::simd::{ns}::I8DotNeonMlal::Panel(", "mull8", 32, 0),
+    Kernel("int8 KV scores, i8kv_i8dot_i32, a vector of keys", "neon", "attention_kv.cc.o",
+           KV % "I8DotI32", "mla", 4, 0),
 ]
 # The work each instruction does per 32-bit lane, and which peak it is judged against: fmla 2
 # FLOP, sdot 4 int8 multiply-accumulates, mla one (an int32 one, against the int8 peak: the
@@ -438,8 +443,7 @@ def report_without_dot(obj_dir):
         if insns is None:
             continue
         per_lane, _ = WORK[kernel.work]
-        # fmla: 2 FLOP a lane, one multiply-add.
-        per_instruction = 4 * (1 if kernel.work == "fmla" else per_lane)
+        per_instruction = 4 * (per_lane // 2 if kernel.work == "fmla" else per_lane)  # FLOP / 2
         asm = loop_text(insns, kernel.work, kernel.block_work)
         for core in NO_DOT_CORES:
             cycles, found, _, _, _, _ = llvm_mca(core, asm)
@@ -504,7 +508,7 @@ def main():
         print_text(rows)
     print("\nCores without the dot product, multiply-adds per cycle (llvm-mca alone):")
     for label, per_core in report_without_dot(obj_dir).items():
-        print(f"  {label:55} " + "  ".join(f"{c} {r:5.2f}" for c, r in per_core.items()))
+        print(f"  {label:60} " + "  ".join(f"{c} {r:5.2f}" for c, r in per_core.items()))
 
 
 def print_text(rows):
