@@ -1,6 +1,6 @@
 // What the x86 int8 kernels with intrinsic accumulator tiles (the VNNI, AVX-VNNI and maddubs
 // kernels: kRows rows x 4 vectors of int32) share: their block epilogue, and what keeps the
-// tiles in registers with g++:
+// tiles (and the int8 KV cache's maddubs score accumulators) in registers with g++:
 // - EDGEATTN_UNROLL_ACCUMULATORS before every loop over such an array: g++ keeps an array in
 //   registers only when its loops are unrolled before its scalar replacement, which -O2 (and so
 //   CMake's RelWithDebInfo) leaves undone; each group's products then load and store it.
