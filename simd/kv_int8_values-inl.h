@@ -31,6 +31,7 @@
 #include "hwy/highway.h"
 #include "simd/attention.h"
 #include "simd/attention_kv.h"
+#include "simd/gemm_i8_x86_tile-inl.h"  // x86: PinToRegister
 #include "simd/highway_compat.h"
 #include "simd/partial_vector-inl.h"
 #include "simd/softmax-inl.h"
@@ -118,29 +119,35 @@ inline constexpr size_t kPairChains = 16;
 inline constexpr size_t kPairChains = 8;
 #endif
 
+// Chains a loop step keeps in flight, so that none waits on its latency: vpdpwssd's sum waits
+// about 5 cycles and two issue a cycle; the other targets' chains carry only an add.
+inline constexpr size_t kMinPairChains = EDGEATTN_I8_VALUES_VNNI ? 8 : 4;
+
+// Widened value vectors a loop step holds: 8 with AVX-512's 32 registers (a decode row's chains
+// then reach kMinPairChains), else 4.
+inline constexpr size_t kMaxPairValues = EDGEATTN_TARGET_HAS_AVX512 ? 8 : 4;
+
 // sum0 += the int16 pairs' products w q, summed per int32 lane (step 3's multiply-add).
 template <class V16, class V32>
 HWY_INLINE V32 MulAddPairsI16(PairTag d32, V16 w, V16 q, V32 sum0, V32& sum1) {
 #if EDGEATTN_I8_VALUES_VNNI
   (void)d32, (void)sum1;
-  return V32{_mm512_dpwssd_epi32(sum0.raw, w.raw, q.raw)};
+  auto sum = _mm512_dpwssd_epi32(sum0.raw, w.raw, q.raw);
+  PinToRegister(sum);
+  return V32{sum};
 #else
   return hn::ReorderWidenMulAccumulate(d32, w, q, sum0, sum1);
 #endif
 }
 
-// Value vector kIndex of a loop step's four (SVE's sizeless vectors cannot form an array).
+// Value vector kIndex of a loop step's eight (SVE's sizeless vectors cannot form an array).
 template <size_t kIndex, class V>
-HWY_INLINE V PickValues(V w0, V w1, V w2, V w3) {
-  static_assert(kIndex < 4, "four value vectors");
-  if constexpr (kIndex == 0) {
-    return w0;
-  } else if constexpr (kIndex == 1) {
-    return w1;
-  } else if constexpr (kIndex == 2) {
-    return w2;
+HWY_INLINE V PickValues(V w0, V w1, V w2, V w3, V w4, V w5, V w6, V w7) {
+  static_assert(kIndex < 8, "eight value vectors");
+  if constexpr (kIndex < 4) {
+    return kIndex == 0 ? w0 : kIndex == 1 ? w1 : kIndex == 2 ? w2 : w3;
   } else {
-    return w3;
+    return kIndex == 4 ? w4 : kIndex == 5 ? w5 : kIndex == 6 ? w6 : w7;
   }
 }
 
@@ -210,10 +217,12 @@ template <size_t kRows, size_t kVecs>
 HWY_INLINE void AccumulatePairChannels(const uint8_t* HWY_RESTRICT panels, size_t dk, size_t pairs,
                                        const I16Probabilities* probabilities, size_t c0,
                                        float* HWY_RESTRICT acc, size_t ldacc) {
-  constexpr size_t kStreams = kRows * kVecs >= 4 ? 1 : 4 / (kRows * kVecs);
+  constexpr size_t kStreams =
+      kRows * kVecs >= kMinPairChains ? 1 : kMinPairChains / (kRows * kVecs);
   constexpr size_t kValues = kStreams * kVecs;
   constexpr size_t kChains = kRows * kValues;
-  static_assert(kValues <= 4 && kChains <= kPairChains, "values and chains fit the registers");
+  static_assert(kValues <= kMaxPairValues && kChains <= kPairChains,
+                "values and chains fit the registers");
   const PairTag d32;
   const hn::Repartition<int16_t, PairTag> d16;
   const hn::Rebind<int8_t, decltype(d16)> d8;
@@ -223,7 +232,7 @@ HWY_INLINE void AccumulatePairChannels(const uint8_t* HWY_RESTRICT panels, size_
   auto a8 = a0, a9 = a0, a10 = a0, a11 = a0, a12 = a0, a13 = a0, a14 = a0, a15 = a0;
   auto b0 = a0, b1 = a0, b2 = a0, b3 = a0, b4 = a0, b5 = a0, b6 = a0, b7 = a0;
   auto b8 = a0, b9 = a0, b10 = a0, b11 = a0, b12 = a0, b13 = a0, b14 = a0, b15 = a0;
-  auto w0 = hn::Zero(d16), w1 = w0, w2 = w0, w3 = w0;
+  auto w0 = hn::Zero(d16), w1 = w0, w2 = w0, w3 = w0, w4 = w0, w5 = w0, w6 = w0, w7 = w0;
   // Value vector i: pair u + i / kVecs, channel vector i % kVecs.
 #define EDGEATTN_PAIR_VALUES(i)                                                                \
   if constexpr ((i) < kValues) {                                                               \
@@ -238,25 +247,26 @@ HWY_INLINE void AccumulatePairChannels(const uint8_t* HWY_RESTRICT panels, size_
     constexpr size_t kValue = (c) % kValues;                                                     \
     int32_t word;                                                                                \
     memcpy(&word, probabilities[(c) / kValues].q + 2 * (u0 + u + kValue / kVecs), sizeof(word)); \
-    a##c = MulAddPairsI16(d32, PickValues<kValue>(w0, w1, w2, w3),                               \
+    a##c = MulAddPairsI16(d32, PickValues<kValue>(w0, w1, w2, w3, w4, w5, w6, w7),               \
                           hn::BitCast(d16, hn::Set(d32, word)), a##c, b##c);                     \
   }
 #define EDGEATTN_PAIR_ALL(X) \
   X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
+#define EDGEATTN_PAIR_EIGHT(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define EDGEATTN_PAIR_FIRST_VALUES(i) \
+  if constexpr ((i) < kVecs) EDGEATTN_PAIR_VALUES(i)
   for (size_t u0 = 0; u0 < pairs; u0 += kI8ValuePanel / 2) {
     const uint8_t* HWY_RESTRICT rows =
         panels + u0 / (kI8ValuePanel / 2) * I8ValuePanelBytes(dk) + 2 * c0;
     const size_t n = HWY_MIN(kI8ValuePanel / 2, pairs - u0);
     size_t u = 0;
     for (; u + kStreams <= n; u += kStreams) {
-      EDGEATTN_PAIR_VALUES(0)
-      EDGEATTN_PAIR_VALUES(1) EDGEATTN_PAIR_VALUES(2) EDGEATTN_PAIR_VALUES(3)
-          EDGEATTN_PAIR_ALL(EDGEATTN_PAIR_CHAIN)
+      EDGEATTN_PAIR_EIGHT(EDGEATTN_PAIR_VALUES)
+      EDGEATTN_PAIR_ALL(EDGEATTN_PAIR_CHAIN)
     }
     // The first stream's values and chains for the pairs left (none with one stream).
     for (; kStreams > 1 && u < n; ++u) {
-      EDGEATTN_PAIR_VALUES(0)
-      if constexpr (kVecs > 1) EDGEATTN_PAIR_VALUES(1)
+      EDGEATTN_PAIR_EIGHT(EDGEATTN_PAIR_FIRST_VALUES)
 #define EDGEATTN_PAIR_FIRST_STREAM(c) \
   if constexpr ((c) % kValues < kVecs) EDGEATTN_PAIR_CHAIN(c)
       EDGEATTN_PAIR_ALL(EDGEATTN_PAIR_FIRST_STREAM)
@@ -271,6 +281,8 @@ HWY_INLINE void AccumulatePairChannels(const uint8_t* HWY_RESTRICT panels, size_
   EDGEATTN_PAIR_ALL(EDGEATTN_PAIR_STORE)
 #undef EDGEATTN_PAIR_STORE
 #undef EDGEATTN_PAIR_FIRST_STREAM
+#undef EDGEATTN_PAIR_FIRST_VALUES
+#undef EDGEATTN_PAIR_EIGHT
 #undef EDGEATTN_PAIR_ALL
 #undef EDGEATTN_PAIR_CHAIN
 #undef EDGEATTN_PAIR_VALUES
