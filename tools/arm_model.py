@@ -64,15 +64,19 @@ SVE_TARGET = {128: "N_SVE2_128", 256: "N_SVE_256", 512: "N_SVE"}
 # the loop holds, where the function has other loops of the work instruction (the attention
 # kernels' softmax); None: the loop with the most work instructions.
 # `skip`: the cores (mcpu) that lack the instruction (bf16 on the A55 and the N1) or whose model
-# does (LLVM 19's Oryon has no bfdot).
+# does (LLVM 19's Oryon has no bfdot). `loop_work`: the loop holds exactly this many work
+# instructions (one instantiation among several in a function: the fewest instructions of those).
 Kernel = collections.namedtuple(
-    "Kernel", "label isa obj symbol work step_work block_work marker skip", defaults=(None, ()))
+    "Kernel", "label isa obj symbol work step_work block_work marker skip loop_work",
+    defaults=(None, (), None))
 TILE = "edgeattn::simd::{ns}::TileF32<6ul, 4ul, %s, false>("  # without prefetching
 # Highway 1.0.3's float16_t is the compiler's __fp16 ("half"), Highway 1.4's its own type.
 F16_TILE = " | ".join(TILE % t for t in ("half", "hwy::float16_t"))
 KV = ("edgeattn::simd::{ns}::RunCompactKvAttention<edgeattn::simd::{ns}::I8Kv<"
       "edgeattn::simd::{ns}::%s>>(")
-WIDEN_I8 = r"^(sxtl2?|sshll2?|sunpklo|ld1sb)$"  # int8 values widened: not the softmax's loop
+# The int8 cache's P V (kv_int8_values-inl.h), the same code under every score kernel.
+KV_VALUES = ("edgeattn::simd::{ns}::I8Kv<edgeattn::simd::{ns}::I8DotI32>::AccumulateValues(")
+WIDEN_I8 = r"^(sshll2?|sunpklo)$"  # int8 value pairs widened to int16
 KERNELS = [
     Kernel("fp32 NEON 6x4 tile, GEMM (per k-step)", "neon", "gemm_f32.cc.o", TILE % "float",
            "fmla", 24, 0),
@@ -99,12 +103,19 @@ KERNELS = [
            "edgeattn::simd::{ns}::I8DotNeon::Panel(", "sdot", 16, 0),
     Kernel("int8 KV scores, NEON int32 mla, a vector of keys (per group of 4 k; % of sdot peak)",
            "neon", "attention_kv.cc.o", KV % "I8DotI32", "mla", 4, 0),
-    Kernel("int8 KV values, NEON 6x4 tile, int8 widened (per key)", "neon", "attention_kv.cc.o",
-           TILE % "signed char", "fmla", 24, 0, WIDEN_I8),
+    # P V: per pair of keys, 16 channels (4 vectors of pair rows widened to int16) times each
+    # row's int16 pair of probabilities, 8 multiply-adds into int32 per row; a decode step's
+    # one row, and the two rows that share each widening.
+    Kernel("int8 KV values, NEON smlal on pair rows, 1 row (per pair of keys x 16 channels; % "
+           "of sdot peak)", "neon", "attention_kv.cc.o", KV_VALUES, "pv16", 8, 0, WIDEN_I8,
+           (), 8),
+    Kernel("int8 KV values, NEON smlal on pair rows, 2 rows (per pair of keys x 16 channels; % "
+           "of sdot peak)", "neon", "attention_kv.cc.o", KV_VALUES, "pv16", 16, 0, WIDEN_I8,
+           (), 16),
     Kernel("int8 KV scores, SVE int32 mla, a vector of keys (per group of 4 k; % of sdot peak)",
            "sve", "attention_kv.cc.o", KV % "I8DotI32", "mla", 4, 0),
-    Kernel("int8 KV values, SVE 6x4 tile, int8 widened (per key)", "sve", "attention_kv.cc.o",
-           TILE % "signed char", "fmla", 24, 0, WIDEN_I8),
+    Kernel("int8 KV values, SVE pair rows, 1 row (per pair of keys x 4 vectors; % of sdot peak)",
+           "sve", "attention_kv.cc.o", KV_VALUES, "pv16", 8, 0, WIDEN_I8, (), 8),
     # The 16-bit arithmetic KV kernels (attention_arm_half.h), Q K^T and P V alike: 6 rows x 8
     # lanes. fp16 fmla (8 lanes) and bfdot (4 lanes of pairs) are judged per instruction as one
     # fp32 fmla (% of the FMA pipes' issue rate, where these do twice fp32's work).
@@ -138,19 +149,24 @@ NO_DOT_KERNELS = [
            "edgeattn::simd::{ns}::I8DotNeonMlal::Panel(", "mull8", 32, 0),
     Kernel("int8 KV scores, i8kv_i8dot_i32, a vector of keys", "neon", "attention_kv.cc.o",
            KV % "I8DotI32", "mla", 4, 0),
+    Kernel("int8 KV values (P V), smlal on pair rows, 1 row", "neon", "attention_kv.cc.o",
+           KV_VALUES, "pv16", 8, 0, WIDEN_I8, (), 8),
 ]
 # The work each instruction does per 32-bit lane, and which peak it is judged against: fmla 2
 # FLOP, sdot 4 int8 multiply-accumulates, mla one (an int32 one, against the int8 peak: the
 # portable kernel's cost in the unit of the dot-product kernels).
 WORK = {"fmla": (2, "flop"), "sdot": (4, "mac"), "mla": (1, "mac"), "bfdot": (2, "flop"),
-        "usmmla": (4, "mac"), "mull8": (2, "mac"), "mlal16": (1, "mac")}
+        "usmmla": (4, "mac"), "mull8": (2, "mac"), "mlal16": (1, "mac"),
+        "pv16": (1, "mac")}
 # SVE's destructive multiply-adds come in two forms: the result in the addend's register or in
 # a multiplicand's.
 # mull8: the mlal kernel's byte products (8 per instruction, into int16); mlal16: the portable
-# kernel's int16 ones (4 per instruction, into int32).
+# kernel's int16 ones (4 per instruction, into int32); pv16: the int8 cache's P V, int16 products
+# into int32 (NEON smlal, SVE2 smlalb / smlalt, SVE's even and odd halves sign-extended into mla).
 WORK_FORMS = {"fmla": ("fmla", "fmad"), "sdot": ("sdot",), "mla": ("mla", "mad"),
               "bfdot": ("bfdot",), "usmmla": ("usmmla",),
-              "mull8": ("smull", "smull2", "smlal", "smlal2"), "mlal16": ("smlal", "smlal2")}
+              "mull8": ("smull", "smull2", "smlal", "smlal2"), "mlal16": ("smlal", "smlal2"),
+              "pv16": ("smlal", "smlal2", "smlalb", "smlalt", "mla")}
 
 
 def is_work(mnemonic, work):
@@ -211,8 +227,9 @@ def body(insns, lo, hi):
     return [i for i in insns if lo <= i[0] <= hi]
 
 
-def loop_text(insns, work, block_work, marker=None):
-    """Assembly for llvm-mca: the inner loop (with marker: among the loops holding it), or with
+def loop_text(insns, work, block_work, marker=None, loop_work=None):
+    """Assembly for llvm-mca: the inner loop (with marker: among the loops holding it; with
+    loop_work: the shortest of those holding that many work instructions), or with
     block_work a block: the enclosing loop's body with the inner loop repeated until it holds
     block_work work instructions, and without the other loops nested in it (the remainders of
     blocks that are not whole inner steps)."""
@@ -224,9 +241,13 @@ def loop_text(insns, work, block_work, marker=None):
     count = lambda r: sum(1 for i in body(insns, *r) if is_work(i[1], work))
     marked = [r for r in innermost
               if marker is None or any(re.match(marker, i[1]) for i in body(insns, *r))]
+    if loop_work is not None:
+        marked = [r for r in marked if count(r) == loop_work]
     if not marked:
-        raise RuntimeError(f"no loop holds {marker}")
-    inner = max(marked, key=count)
+        raise RuntimeError(f"no loop holds {marker}" +
+                           (f" and {loop_work} {work}" if loop_work is not None else ""))
+    inner = (min(marked, key=lambda r: len(body(insns, *r))) if loop_work is not None
+             else max(marked, key=count))
     if count(inner) == 0:
         raise RuntimeError(f"no {work} in any loop")
     lines = body(insns, *inner)
@@ -444,7 +465,7 @@ def report_without_dot(obj_dir):
             continue
         per_lane, _ = WORK[kernel.work]
         per_instruction = 4 * (per_lane // 2 if kernel.work == "fmla" else per_lane)  # FLOP / 2
-        asm = loop_text(insns, kernel.work, kernel.block_work)
+        asm = loop_text(insns, kernel.work, kernel.block_work, kernel.marker, kernel.loop_work)
         for core in NO_DOT_CORES:
             cycles, found, _, _, _, _ = llvm_mca(core, asm)
             work = sum(1 for m, _, _, _ in found if is_work(m, kernel.work))
@@ -468,7 +489,8 @@ def report(obj_dir):
                 continue
             per_instruction, peak = work_per_instruction(kernel, core)
             percent = lambda cycles, work: 100.0 * work * per_instruction / (cycles * peak)
-            asm = loop_text(insns, kernel.work, kernel.block_work, kernel.marker)
+            asm = loop_text(insns, kernel.work, kernel.block_work, kernel.marker,
+                            kernel.loop_work)
             cycles, work, why = predict(core, kernel, asm)
             loop_percent = None
             if kernel.block_work:
