@@ -137,7 +137,7 @@ struct I8mmKv {
 
   static void AccumulateValues(const AttentionHeadArgs& args, float* HWY_RESTRICT p, size_t rows,
                                size_t t0, size_t keys, float* HWY_RESTRICT acc, size_t ldacc) {
-    I8Kv<I8DotI32>::AccumulateValues(args, p, rows, t0, keys, acc, ldacc);
+    I8Kv<I8DotI32, PairValuesWithDot>::AccumulateValues(args, p, rows, t0, keys, acc, ldacc);
   }
 };
 #endif  // EDGEATTN_ARM_I8MM

@@ -27,6 +27,7 @@
 #include "simd/kv_int8_rows-inl.h"
 #include "simd/kv_int8_scores-inl.h"  // EDGEATTN_KV_*: the score kernels
 #include "simd/kv_int8_values-inl.h"
+#include "simd/kv_int8_values_sdot-inl.h"
 #include "simd/online_softmax_rows-inl.h"
 #include "simd/softmax-inl.h"
 #include "simd/tile_f32-inl.h"
@@ -92,8 +93,9 @@ struct HalfKv {
   }
 };
 
-// int8 keys and values, scored by Dot (one of kv_int8_scores-inl.h's kernels).
-template <class Dot>
+// int8 keys and values, scored by Dot (one of kv_int8_scores-inl.h's kernels), P V by Values
+// (I16PairValues, or SdotPairValues with the Arm dot product).
+template <class Dot, class Values = I16PairValues>
 struct I8Kv {
   static constexpr bool kQuantizesQuery = true;
   static constexpr size_t kI8PanelsAhead = 2;
@@ -127,7 +129,7 @@ struct I8Kv {
       QuantizeTileProbabilities(p + r * kAttentionKeyTile, panels, keys, args.dk,
                                 probabilities[r]);
     }
-    AccumulateTileValuesI8(panels, args.dk, keys, probabilities, rows, acc, ldacc);
+    Values::AccumulateTile(panels, args.dk, keys, probabilities, rows, acc, ldacc);
   }
 };
 
@@ -302,7 +304,7 @@ inline std::vector<const AttentionKernel*> ListCompactKvKernels() {
                                            &I8ValuesBytes,
                                            &PackI8KeysValues,
                                            &CompactKvScratch,
-                                           &RunCompactKvAttention<I8Kv<I8DotNeon>>};
+                                           &RunCompactKvAttention<I8Kv<I8DotNeon, SdotPairValues>>};
   if (CpuHasNeonDotProduct()) kernels.push_back(&kNeonDot);  // cpu_features.h
 #endif
 #if EDGEATTN_KV_NEON_MLAL

@@ -16,10 +16,11 @@
 //       exact integer dot product (vpdpbusd, sdot, or int32 multiply-adds), times the two scales.
 //       P V is an integer dot product too: each value's scale is folded into its probability,
 //       a row's products in a key tile are rounded to int16 with the tile's own step (largest /
-//       32767), and the int16 products meet the int8 values in int32 sums over pairs of
-//       positions (vpdpwssd, vpmaddwd, smlal), then one fp32 multiply-add per channel and tile
-//       (kv_int8_values-inl.h). Softmax statistics and accumulation are fp32 throughout, as in
-//       the fp32 kernel. The int8 kernels give bit-identical results.
+//       kI8ProbabilityMax), and the int16 products meet the int8 values in int32 sums over pairs
+//       of positions (vpdpwssd, vpmaddwd, sdot, smlal), then one fp32 multiply-add per channel
+//       and tile (kv_int8_values-inl.h). Softmax statistics and accumulation are fp32
+//       throughout, as in the fp32 kernel. The int8 kernels of one target give bit-identical
+//       results.
 //
 // Layouts (a position's bytes lie where they lie whatever the buffer's size, as a KV cache's
 // Truncate and Reorder need):
@@ -39,6 +40,7 @@
 
 #include <vector>
 
+#include "hwy/base.h"  // HWY_ARCH_ARM
 #include "simd/attention.h"
 #include "simd/vector_width.h"
 
@@ -67,6 +69,15 @@ inline size_t I8ValueScalesOffset(size_t dk) { return kI8ValuePanel / 2 * I8Valu
 inline size_t I8ValuePanelBytes(size_t dk) {
   return I8ValueScalesOffset(dk) + kI8ValuePanel * sizeof(float);
 }
+
+// The int8 P V's int16 probabilities run from 0 to this (kv_int8_values-inl.h): 2^14 - 1 on Arm,
+// where the dot-product kernel multiplies each as two 7-bit halves in sdot's signed bytes;
+// 2^15 - 1 elsewhere.
+#if HWY_ARCH_ARM
+inline constexpr float kI8ProbabilityMax = 16383.0f;
+#else
+inline constexpr float kI8ProbabilityMax = 32767.0f;
+#endif
 
 // Bytes of lk positions' bf16 / fp16 keys and values in the layouts above (one head).
 size_t HalfKeysBytes(size_t lk, size_t dk);

@@ -1,11 +1,13 @@
 // Per-target P V of the int8 K/V kernels (attention_kv.h) on the value panels, as integer dot
 // products. For a row of a key tile:
 //   1. p'[j] = p[j] * scale[j] (each value's scale folded into its probability, one rounding);
-//   2. step = max p' / 32767 and q[j] = p'[j] * (32767 / max p') rounded to nearest even, int16
-//      (the largest lands on 32767: at most half a step off per key, 1.5e-5 of the largest);
+//   2. step = max p' / P and q[j] = p'[j] * (P / max p') rounded to nearest even, int16, for P =
+//      kI8ProbabilityMax (the largest lands on P: at most half a step off per key, 1.5e-5 of the
+//      largest for 32767, 3.1e-5 for Arm's 16383);
 //   3. sums[c] = sum_j q[j] v[j][c] in int32, exact (256 keys x 32767 x 127 < 2^31), over pairs
 //      of positions (vpdpwssd with AVX512-VNNI, vpmaddwd on other x86, smlal on ARM: a pair row
-//      holds the int16 operands after one sign extension);
+//      holds the int16 operands after one sign extension; sdot in the Arm dot-product kernel,
+//      kv_int8_values_sdot-inl.h);
 //   4. acc[c] += float(sums[c]) * step, one multiply-add per channel and tile.
 // A float P V widened and converted each value before its FMA; here one widening serves a pair
 // of keys and up to four rows, and a VNNI instruction multiplies the pair. Step 3's integers do
@@ -54,7 +56,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 // Key tiles start on value panels.
 static_assert(kAttentionKeyTile % kI8ValuePanel == 0, "a key tile is whole value panels");
 
-// A tile whose largest p' is below kI16PrescaleBelow rounds p' * kI16Prescale: 32767 / max then
+// A tile whose largest p' is below kI16PrescaleBelow rounds p' * kI16Prescale: P / max then
 // stays finite and the step normal (max >= 2^-149 becomes >= 2^-85).
 inline constexpr float kI16PrescaleBelow = 0x1p-64f;
 inline constexpr float kI16Prescale = 0x1p64f;
@@ -98,9 +100,9 @@ HWY_INLINE void QuantizeTileProbabilities(float* HWY_RESTRICT p, const uint8_t* 
   }
   const float prescale = max < kI16PrescaleBelow ? kI16Prescale : 1.0f;
   out.unscale = 1.0f / prescale;
-  out.step = max * prescale / 32767.0f;
+  out.step = max * prescale / kI8ProbabilityMax;
   const auto vprescale = hn::Set(d, prescale);
-  const auto inverse = hn::Set(d, 32767.0f / (max * prescale));
+  const auto inverse = hn::Set(d, kI8ProbabilityMax / (max * prescale));
   for (size_t j = 0; j < keys; j += N) {
     const auto v = hn::Mul(hn::Mul(LoadPartial(d, p + j, keys - j), vprescale), inverse);
     hn::StoreU(hn::DemoteTo(d16, hn::NearestInt(v)), d16, out.q + j);
@@ -328,6 +330,15 @@ HWY_INLINE void AccumulateTileValuesI8(const uint8_t* HWY_RESTRICT panels, size_
   }
   if (r < rows) AccumulatePairRows<1>(panels, dk, pairs, probabilities + r, acc + r * ldacc, ldacc);
 }
+
+// The P V above as I8Kv takes it (kv_int8_values_sdot-inl.h has the other).
+struct I16PairValues {
+  static HWY_INLINE void AccumulateTile(const uint8_t* HWY_RESTRICT panels, size_t dk, size_t keys,
+                                        const I16Probabilities* probabilities, size_t rows,
+                                        float* HWY_RESTRICT acc, size_t ldacc) {
+    AccumulateTileValuesI8(panels, dk, keys, probabilities, rows, acc, ldacc);
+  }
+};
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE

@@ -72,10 +72,10 @@ Kernel = collections.namedtuple(
 TILE = "edgeattn::simd::{ns}::TileF32<6ul, 4ul, %s, false>("  # without prefetching
 # Highway 1.0.3's float16_t is the compiler's __fp16 ("half"), Highway 1.4's its own type.
 F16_TILE = " | ".join(TILE % t for t in ("half", "hwy::float16_t"))
-KV = ("edgeattn::simd::{ns}::RunCompactKvAttention<edgeattn::simd::{ns}::I8Kv<"
-      "edgeattn::simd::{ns}::%s>>(")
-# The int8 cache's P V (kv_int8_values-inl.h), the same code under every score kernel.
-KV_VALUES = ("edgeattn::simd::{ns}::I8Kv<edgeattn::simd::{ns}::I8DotI32>::AccumulateValues(")
+I8KV = "edgeattn::simd::{ns}::I8Kv<edgeattn::simd::{ns}::%s, edgeattn::simd::{ns}::I16PairValues>"
+KV = "edgeattn::simd::{ns}::RunCompactKvAttention<" + I8KV + ">("
+# The int8 cache's P V in int16 products (kv_int8_values-inl.h), as the portable kernel runs it.
+KV_VALUES = I8KV % "I8DotI32" + "::AccumulateValues("
 WIDEN_I8 = r"^(sshll2?|sunpklo)$"  # int8 value pairs widened to int16
 KERNELS = [
     Kernel("fp32 NEON 6x4 tile, GEMM (per k-step)", "neon", "gemm_f32.cc.o", TILE % "float",
@@ -112,6 +112,11 @@ KERNELS = [
     Kernel("int8 KV values, NEON smlal on pair rows, 2 rows (per pair of keys x 16 channels; % "
            "of sdot peak)", "neon", "attention_kv.cc.o", KV_VALUES, "pv16", 16, 0, WIDEN_I8,
            (), 16),
+    # i8kv_i8dot_neondot's P V (kv_int8_values_sdot-inl.h): a row at a time, 4 pairs x 32
+    # channels per loop step.
+    Kernel("int8 KV values, NEON sdot on pair rows, a row (per pair of keys x 16 channels; % of "
+           "sdot peak)", "neon", "attention_kv.cc.o",
+           "edgeattn::simd::{ns}::SdotPairValues::AccumulateTile(", "sdotpv", 8, 0, None, (), 64),
     Kernel("int8 KV scores, SVE int32 mla, a vector of keys (per group of 4 k; % of sdot peak)",
            "sve", "attention_kv.cc.o", KV % "I8DotI32", "mla", 4, 0),
     Kernel("int8 KV values, SVE pair rows, 1 row (per pair of keys x 4 vectors; % of sdot peak)",
@@ -157,16 +162,18 @@ NO_DOT_KERNELS = [
 # portable kernel's cost in the unit of the dot-product kernels).
 WORK = {"fmla": (2, "flop"), "sdot": (4, "mac"), "mla": (1, "mac"), "bfdot": (2, "flop"),
         "usmmla": (4, "mac"), "mull8": (2, "mac"), "mlal16": (1, "mac"),
-        "pv16": (1, "mac")}
+        "pv16": (1, "mac"), "sdotpv": (1, "mac")}
 # SVE's destructive multiply-adds come in two forms: the result in the addend's register or in
 # a multiplicand's.
 # mull8: the mlal kernel's byte products (8 per instruction, into int16); mlal16: the portable
 # kernel's int16 ones (4 per instruction, into int32); pv16: the int8 cache's P V, int16 products
-# into int32 (NEON smlal, SVE2 smlalb / smlalt, SVE's even and odd halves sign-extended into mla).
+# into int32 (NEON smlal, SVE2 smlalb / smlalt, SVE's even and odd halves sign-extended into mla);
+# sdotpv: the same products in sdot, 4 a lane of which one is the pair's (even or odd channel,
+# high or low 7 bits of the probability): one multiply-add of P V per lane.
 WORK_FORMS = {"fmla": ("fmla", "fmad"), "sdot": ("sdot",), "mla": ("mla", "mad"),
               "bfdot": ("bfdot",), "usmmla": ("usmmla",),
               "mull8": ("smull", "smull2", "smlal", "smlal2"), "mlal16": ("smlal", "smlal2"),
-              "pv16": ("smlal", "smlal2", "smlalb", "smlalt", "mla")}
+              "pv16": ("smlal", "smlal2", "smlalb", "smlalt", "mla"), "sdotpv": ("sdot",)}
 
 
 def is_work(mnemonic, work):

@@ -161,8 +161,9 @@ KeyDot ModelDot(const std::vector<double>& q, const std::vector<double>& k, size
 }
 
 // The int8 kernels' P V rounds each row's products p_j scale_j of a key tile to int16 steps of
-// the tile's largest / 32767 (kv_int8_values-inl.h): half a step per key, times the stored
-// value's |q| <= 127, so at most half a step of p_j max_c |v_j c| / 32767 per visible key.
+// the tile's largest / kI8ProbabilityMax (kv_int8_values-inl.h): half a step per key, times the
+// stored value's |q| <= 127, so at most half a step of p_j max_c |v_j c| / kI8ProbabilityMax per
+// visible key.
 // Returns that bound on a row's outputs (v: rows of dk as the format stores them).
 double I16ProbabilityStepsBound(simd::KvType type, const ReferenceRow& row,
                                 const std::vector<double>& v, size_t dk) {
@@ -177,7 +178,7 @@ double I16ProbabilityStepsBound(simd::KvType type, const ReferenceRow& row,
       largest = std::max(largest, row.p[j] * max_v);
       visible += row.p[j] != 0.0;
     }
-    bound += 0.5 * visible * largest / 32767.0;
+    bound += 0.5 * visible * largest / simd::kI8ProbabilityMax;
   }
   return bound / row.sum;
 }
@@ -386,16 +387,18 @@ void CheckVariantsAgree(const simd::AttentionKernel& kernel) {
 // The int8 kernels' P V bit for bit, where the scores are known exactly: a zero query row scores
 // 0 against every key, so every visible key's probability is this target's exp2(0) (not 1: the
 // polynomial's constant), and the row's sum and the probabilities come from the kernel's own
-// softmax step on that row. Then p'_j = p_j scale_j, q_j = p'_j (32767 / max p') rounded to
-// nearest even, and one tile's output is float(sum_j q_j v_j) * step * (1 / sum)
-// (kv_int8_values-inl.h): one tile (lk <= 256), so the accumulation is a single rounding whether
-// or not MulAdd fuses. Rows see different keys (causal), so each row has its own step; the row
-// groups of 4, 2 and 1, the channel blocks of 4, 2 and 1 vectors and odd pair counts all run.
+// softmax step on that row. Then p'_j = p_j scale_j, q_j = p'_j (P / max p') rounded to
+// nearest even (P = kI8ProbabilityMax), and one tile's output is
+// float(sum_j q_j v_j) * step * (1 / sum) (kv_int8_values-inl.h): one tile (lk <= 256), so the
+// accumulation is a single rounding whether or not MulAdd fuses. Rows see different keys
+// (causal), so each row has its own step; the row groups of 4, 2 and 1, the channel blocks of 4,
+// 2 and 1 vectors and odd pair counts all run.
 void CheckI8ValuesExact(const simd::AttentionKernel& kernel) {
   if (kernel.kv != simd::KvType::kI8) return;
   uint32_t seed = 900;
   for (size_t dk : {1, 48, 129}) {  // channel blocks of 1, 2 + 1, 4 + 4 + 1 (AVX-512 vectors)
-    for (size_t lk : {1, 5, 65}) {  // 3 pairs: a 4-stream tail; 65: a panel of one key
+    // 2, 3 and 4 pairs: a 4-stream tail, sdot's groups of 4 pairs; 65: a panel of one key
+    for (size_t lk : {1, 4, 5, 7, 65}) {
       for (size_t lq : {1, 3, 9}) {
         if (lq > lk) continue;
         Head head(kernel, lq, lk, dk, seed);
@@ -422,7 +425,8 @@ void CheckI8ValuesExact(const simd::AttentionKernel& kernel) {
           const float row_sum = HWY_DYNAMIC_DISPATCH(Exp2ShiftSum)(p, lk, 0.0f);
           float max = 0.0f;
           for (size_t j = 0; j < visible; ++j) max = std::max(max, p[j] * scales[j]);
-          const float step = max / 32767.0f, inverse = 32767.0f / max;
+          const float step = max / simd::kI8ProbabilityMax;
+          const float inverse = simd::kI8ProbabilityMax / max;
           for (size_t c = 0; c < dk; ++c) {
             int64_t sum = 0;
             for (size_t j = 0; j < visible; ++j) {
@@ -442,7 +446,7 @@ void CheckI8ValuesExact(const simd::AttentionKernel& kernel) {
 // Values 2^-100 and 2^-110 times as large give outputs as much smaller, to a few ulp: every
 // float in the int8 format and kernel scales exactly by a power of two while it stays normal.
 // Their tiles' largest p' (near 2^-107 and 2^-117) once added nothing (below 2^-100); at 2^-117
-// the int8 P V's 32767 / max would overflow unless p' is rounded times 2^64.
+// the int8 P V's kI8ProbabilityMax / max would overflow unless p' is rounded times 2^64.
 void CheckI8TinyValues(const simd::AttentionKernel& kernel) {
   if (kernel.kv != simd::KvType::kI8) return;
   for (float tiny_scale : {0x1p-100f, 0x1p-110f}) {
