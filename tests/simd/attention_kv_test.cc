@@ -535,7 +535,9 @@ void CheckI8Infinities(const simd::AttentionKernel& kernel) {
         for (size_t c = 0; c < head.dk; ++c) {
           EXPECT_EQ(std::isnan(out[r * head.ld + c]), r == poisoned)
               << "in_key=" << in_key << " sign=" << sign << " row " << r << " col " << c;
-          if (r != poisoned) EXPECT_TRUE(std::isfinite(out[r * head.ld + c]));
+          if (r != poisoned) {
+            EXPECT_TRUE(std::isfinite(out[r * head.ld + c]));
+          }
         }
       }
     }
