@@ -6,7 +6,7 @@
 // bit for bit: usmmla multiplies 2 keys x 8 channels of the stored bytes (k + 128, unsigned) by 2
 // query rows x 8 channels (signed), exactly in int32, and the rows' 128 sum(q) is taken off as
 // the VNNI kernel does; scores are float(dot) * key scale * query scale in that order, P V is
-// the dot-product kernel's on NEON targets built with g++ (kv_int8_values_sdot-inl.h), else the
+// sdot's (kv_int8_values_sdot-inl.h) where g++ compiles the kernel per function, else the
 // portable int8 kernel's. usmmla does 32 multiply-adds where sdot does 16: the keys' 4-channel
 // words of two channel groups are interleaved in registers (zip1/zip2 of 32-bit lanes) into the
 // 2 x 8 rows it reads.

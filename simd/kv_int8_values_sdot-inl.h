@@ -1,7 +1,7 @@
-// P V of the Arm dot-product kernel (i8kv_i8dot_neondot) on the int8 values' pair rows, in sdot
-// rather than smlal: A76- to X4-class cores issue smlal on one vector pipe and sdot on two or
-// four. Steps 1, 2 and 4 are kv_int8_values-inl.h's; step 3's exact int32 sums come out the same,
-// so the kernel keeps the bits of the target's other int8 kernels.
+// P V of the Arm dot-product kernels (i8kv_i8dot_neondot, i8kv_i8mm_usmmla) on the int8 values'
+// pair rows, in sdot rather than smlal: A76- to X4-class cores issue smlal on one vector pipe and
+// sdot on two or four. Steps 1, 2 and 4 are kv_int8_values-inl.h's; step 3's exact int32 sums come
+// out the same, so the kernel keeps the bits of the target's other int8 kernels.
 //
 // sdot multiplies 4 signed bytes by 4: a 32-bit lane of a pair row holds channels 2i and 2i + 1
 // of the pair's two positions (v0, v1 of channel 2i, then of 2i + 1). A probability q (at most
@@ -24,15 +24,26 @@
 
 #include "hwy/highway.h"
 #include "simd/attention_kv.h"
-#include "simd/kv_int8_scores-inl.h"  // EDGEATTN_KV_NEON_DOT
+#include "simd/highway_compat.h"
 #include "simd/kv_int8_values-inl.h"
+
+// Where kv_int8_scores-inl.h's sdot kernel compiles (g++, per function), and on the SVE targets
+// for the kernel they run only where the dot product is (i8mm: attention_arm_i8mm-inl.h). NEON
+// code in SVE targets too: it writes each channel's sums lane by lane, whatever the vector width.
+#if (EDGEATTN_TARGET_IS_NEON || EDGEATTN_TARGET_IS_SVE) && HWY_COMPILER_GCC_ACTUAL && \
+    (defined(__linux__) || defined(__ARM_FEATURE_DOTPROD))
+#include <arm_neon.h>
+#define EDGEATTN_KV_SDOT_VALUES 1
+#else
+#define EDGEATTN_KV_SDOT_VALUES 0
+#endif
 
 HWY_BEFORE_NAMESPACE();
 namespace edgeattn {
 namespace simd {
 namespace HWY_NAMESPACE {
 
-#if EDGEATTN_KV_NEON_DOT
+#if EDGEATTN_KV_SDOT_VALUES
 static_assert(kI8ProbabilityMax == 16383.0f, "two 7-bit halves per probability");
 
 HWY_PUSH_ATTRIBUTES("arch=armv8.2-a+crypto+dotprod")
@@ -42,12 +53,12 @@ struct SdotPairValues {
     int8x16_t even_h, odd_h, even_l, odd_l;
   };
 
-  // kVecs 16-byte vectors (8 channels each) of the pair rows from byte `offset` on, for one row.
-  // sums[v * 8 + c]: channel c of vector v, in channel order (AddPairSums' layout).
+  // Steps 3 and 4 for one row and kVecs 16-byte vectors (8 channels each) of the pair rows from
+  // channel c0 on: out[c0, c0 + 8 kVecs) += the channels' sums times the row's step.
   template <size_t kVecs>
   static void RowChannels(const uint8_t* HWY_RESTRICT panels, size_t dk, size_t pairs,
-                          const int8_t* HWY_RESTRICT words, size_t offset,
-                          int32_t* HWY_RESTRICT sums) {
+                          const int8_t* HWY_RESTRICT words, const I16Probabilities& p, size_t c0,
+                          float* HWY_RESTRICT out) {
     int32x4_t even_h[kVecs], odd_h[kVecs], even_l[kVecs], odd_l[kVecs];
     for (size_t v = 0; v < kVecs; ++v) {
       even_h[v] = odd_h[v] = even_l[v] = odd_l[v] = vdupq_n_s32(0);
@@ -57,7 +68,7 @@ struct SdotPairValues {
     for (size_t u0 = 0; u0 < pairs; u0 += 4) {
       const PairWords w = LoadWords(words + u0 / 4 * 64);
       const uint8_t* rows = panels + u0 / (kI8ValuePanel / 2) * I8ValuePanelBytes(dk) +
-                            u0 % (kI8ValuePanel / 2) * pair_bytes + offset;
+                            u0 % (kI8ValuePanel / 2) * pair_bytes + 2 * c0;
       const size_t n = HWY_MIN(size_t{4}, pairs - u0);
       AddPair<0, kVecs>(rows, w, even_h, odd_h, even_l, odd_l);
       if (n > 1) AddPair<1, kVecs>(rows + pair_bytes, w, even_h, odd_h, even_l, odd_l);
@@ -67,8 +78,8 @@ struct SdotPairValues {
     for (size_t v = 0; v < kVecs; ++v) {
       const int32x4_t even = vmlaq_n_s32(even_l[v], even_h[v], 128);
       const int32x4_t odd = vmlaq_n_s32(odd_l[v], odd_h[v], 128);
-      vst1q_s32(sums + v * 8, vzip1q_s32(even, odd));
-      vst1q_s32(sums + v * 8 + 4, vzip2q_s32(even, odd));
+      AddSums(vzip1q_s32(even, odd), p, out + c0 + 8 * v);
+      AddSums(vzip2q_s32(even, odd), p, out + c0 + 8 * v + 4);
     }
   }
 
@@ -79,23 +90,31 @@ struct SdotPairValues {
     const size_t pairs = (keys + 1) / 2;
     const size_t vecs = I8ValuePairBytes(dk) / 16;  // even: RoundUp(dk, 16) channels
     HWY_ALIGN int8_t words[kAttentionKeyTile / 8 * 64];
-    HWY_ALIGN int32_t sums[4 * 8];
     for (size_t r = 0; r < rows; ++r) {
-      LayOutWords(probabilities[r], pairs, words);
-      float* HWY_RESTRICT out = acc + r * ldacc;
+      const I16Probabilities& p = probabilities[r];
+      LayOutWords(p, pairs, words);
       size_t v = 0;
       for (; v + 4 <= vecs; v += 4) {
-        RowChannels<4>(panels, dk, pairs, words, 16 * v, sums);
-        AddPairSums<1, 8, 1>(sums, probabilities + r, v * 8, out, ldacc);
+        RowChannels<4>(panels, dk, pairs, words, p, 8 * v, acc + r * ldacc);
       }
       if (v < vecs) {  // two vectors (vecs is even): 16 channels
-        RowChannels<2>(panels, dk, pairs, words, 16 * v, sums);
-        AddPairSums<1, 4, 1>(sums, probabilities + r, v * 8, out, ldacc);
+        RowChannels<2>(panels, dk, pairs, words, p, 8 * v, acc + r * ldacc);
       }
     }
   }
 
  private:
+  // out[0, 4) += float(sums) * step (* unscale): AddPairSums' arithmetic, one lane at a time as
+  // there, so the same on any vector width (the SVE targets' kernels).
+  static void AddSums(int32x4_t sums, const I16Probabilities& p, float* HWY_RESTRICT out) {
+    const float32x4_t products = vcvtq_f32_s32(sums);
+    const float32x4_t step = vdupq_n_f32(p.step);
+    const float32x4_t prior = vld1q_f32(out);
+    vst1q_f32(out, p.unscale == 1.0f
+                       ? vfmaq_f32(prior, products, step)
+                       : vfmaq_f32(prior, vmulq_f32(products, step), vdupq_n_f32(p.unscale)));
+  }
+
   static PairWords LoadWords(const int8_t* HWY_RESTRICT w) {
     return {vld1q_s8(w), vld1q_s8(w + 16), vld1q_s8(w + 32), vld1q_s8(w + 48)};
   }
@@ -149,7 +168,7 @@ HWY_POP_ATTRIBUTES
 using PairValuesWithDot = SdotPairValues;
 #else
 using PairValuesWithDot = I16PairValues;
-#endif  // EDGEATTN_KV_NEON_DOT
+#endif  // EDGEATTN_KV_SDOT_VALUES
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
@@ -157,4 +176,5 @@ using PairValuesWithDot = I16PairValues;
 }  // namespace edgeattn
 HWY_AFTER_NAMESPACE();
 
+#undef EDGEATTN_KV_SDOT_VALUES
 #endif  // EDGEATTN_SIMD_KV_INT8_VALUES_SDOT_INL_H_
