@@ -17,6 +17,7 @@
 #include "simd/attention.h"
 #include "simd/attention_arm_i8mm.h"
 #include "simd/attention_kv-inl.h"
+#include "simd/cpu_features.h"
 #include "simd/highway_compat.h"
 
 // As the 16-bit ARM kernels (attention_arm_half-inl.h): g++ on Linux compiles the instruction
@@ -149,7 +150,9 @@ inline std::vector<const AttentionKernel*> ListArmI8mmKernels() {
   static const AttentionKernel kI8mm = {"i8kv_i8mm_usmmla", KvType::kI8,       &I8KeysBytes,
                                         &I8ValuesBytes,     &PackI8KeysValues, &CompactKvScratch,
                                         &RunCompactKvAttention<I8mmKv>};
-  if (CpuHasArmI8mm()) kernels.push_back(&kI8mm);
+  // Its P V may be sdot's (PairValuesWithDot): FEAT_I8MM implies the dot product only from
+  // Armv8.6 on.
+  if (CpuHasArmI8mm() && CpuHasNeonDotProduct()) kernels.push_back(&kI8mm);
 #endif
   return kernels;
 }

@@ -40,7 +40,7 @@
 
 #include <vector>
 
-#include "hwy/base.h"  // HWY_ARCH_ARM
+#include "hwy/base.h"  // HWY_ARCH_ARM_A64, HWY_COMPILER_GCC_ACTUAL
 #include "simd/attention.h"
 #include "simd/vector_width.h"
 
@@ -70,14 +70,19 @@ inline size_t I8ValuePanelBytes(size_t dk) {
   return I8ValueScalesOffset(dk) + kI8ValuePanel * sizeof(float);
 }
 
-// The int8 P V's int16 probabilities run from 0 to this (kv_int8_values-inl.h): 2^14 - 1 on Arm,
-// where the dot-product kernel multiplies each as two 7-bit halves in sdot's signed bytes;
-// 2^15 - 1 elsewhere.
-#if HWY_ARCH_ARM
-inline constexpr float kI8ProbabilityMax = 16383.0f;
+// Whether the build has the Arm dot-product kernels' P V (kv_int8_values_sdot-inl.h): g++ for
+// AArch64 on Linux (Android included, which checks the CPU), or a build for the dot product.
+#if HWY_ARCH_ARM_A64 && HWY_COMPILER_GCC_ACTUAL && \
+    (defined(__linux__) || defined(__ARM_FEATURE_DOTPROD))
+#define EDGEATTN_KV_SDOT_BUILD 1
 #else
-inline constexpr float kI8ProbabilityMax = 32767.0f;
+#define EDGEATTN_KV_SDOT_BUILD 0
 #endif
+
+// The int8 P V's int16 probabilities run from 0 to this (kv_int8_values-inl.h): 2^14 - 1 in
+// builds with the sdot P V, which multiplies each as two 7-bit halves in sdot's signed bytes
+// (every kernel of a target rounds alike, for the same bits); 2^15 - 1 elsewhere.
+inline constexpr float kI8ProbabilityMax = EDGEATTN_KV_SDOT_BUILD ? 16383.0f : 32767.0f;
 
 // Bytes of lk positions' bf16 / fp16 keys and values in the layouts above (one head).
 size_t HalfKeysBytes(size_t lk, size_t dk);

@@ -3,7 +3,7 @@
 //   1. p'[j] = p[j] * scale[j] (each value's scale folded into its probability, one rounding);
 //   2. step = max p' / P and q[j] = p'[j] * (P / max p') rounded to nearest even, int16, for P =
 //      kI8ProbabilityMax (the largest lands on P: at most half a step off per key, 1.5e-5 of the
-//      largest for 32767, 3.1e-5 for Arm's 16383);
+//      largest for 32767, 3.1e-5 for 16383 in builds with the sdot P V);
 //   3. sums[c] = sum_j q[j] v[j][c] in int32, exact (256 keys x 32767 x 127 < 2^31), over pairs
 //      of positions (vpdpwssd with AVX512-VNNI, vpmaddwd on other x86, smlal on ARM: a pair row
 //      holds the int16 operands after one sign extension; sdot in the Arm dot-product kernel,

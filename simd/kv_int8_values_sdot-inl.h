@@ -5,9 +5,9 @@
 //
 // sdot multiplies 4 signed bytes by 4: a 32-bit lane of a pair row holds channels 2i and 2i + 1
 // of the pair's two positions (v0, v1 of channel 2i, then of 2i + 1). A probability q (at most
-// kI8ProbabilityMax = 2^14 - 1 on Arm) is 128 h + l with h and l in [0, 127], signed bytes both,
-// and each pair's words (h0, h1, 0, 0) and (0, 0, h0, h1) pick the even and the odd channel of
-// every lane, as (l0, l1, 0, 0) and (0, 0, l0, l1) do: four sdot per 16 bytes of values, each
+// kI8ProbabilityMax = 2^14 - 1 in these builds) is 128 h + l with h and l in [0, 127], signed bytes
+// both, and each pair's words (h0, h1, 0, 0) and (0, 0, h0, h1) pick the even and the odd channel
+// of every lane, as (l0, l1, 0, 0) and (0, 0, l0, l1) do: four sdot per 16 bytes of values, each
 // lane's sums then 128 sum_h + sum_l (exact: 256 keys x 127 x 127 x 128 < 2^31). A row's words
 // are laid out once per tile, 4 pairs per 16-byte vector of each kind, so that sdot by element
 // takes pair u from lane u % 4.
@@ -27,11 +27,11 @@
 #include "simd/highway_compat.h"
 #include "simd/kv_int8_values-inl.h"
 
-// Where kv_int8_scores-inl.h's sdot kernel compiles (g++, per function), and on the SVE targets
-// for the kernel they run only where the dot product is (i8mm: attention_arm_i8mm-inl.h). NEON
-// code in SVE targets too: it writes each channel's sums lane by lane, whatever the vector width.
-#if (EDGEATTN_TARGET_IS_NEON || EDGEATTN_TARGET_IS_SVE) && HWY_COMPILER_GCC_ACTUAL && \
-    (defined(__linux__) || defined(__ARM_FEATURE_DOTPROD))
+// Where kv_int8_scores-inl.h's sdot kernel compiles (g++, per function: EDGEATTN_KV_SDOT_BUILD),
+// and on the SVE targets for the kernel they run only where the dot product is (i8mm:
+// attention_arm_i8mm-inl.h). NEON code in SVE targets too: it writes each channel's sums lane by
+// lane, whatever the vector width.
+#if EDGEATTN_KV_SDOT_BUILD && (EDGEATTN_TARGET_IS_NEON || EDGEATTN_TARGET_IS_SVE)
 #include <arm_neon.h>
 #define EDGEATTN_KV_SDOT_VALUES 1
 #else
@@ -132,13 +132,14 @@ struct SdotPairValues {
     }
   }
 
-  // words[64 g, 64 g + 64): pairs 4g to 4g + 3's even_h, odd_h, even_l, odd_l vectors; pairs
-  // past the tile's (up to the group's end) get zeros.
+  // words[64 g, 64 g + 64): pairs 4g to 4g + 3's even_h, odd_h, even_l, odd_l vectors, for the
+  // groups holding the tile's pairs.
   static void LayOutWords(const I16Probabilities& p, size_t pairs, int8_t* HWY_RESTRICT words) {
     const uint16x8_t zero = vdupq_n_u16(0);
     const int16x8_t low_bits = vdupq_n_s16(127);
     for (size_t u0 = 0; u0 < pairs; u0 += 8) {
-      // 8 pairs: 16 probabilities (zeros past the tile's keys: q holds whole vectors).
+      // 8 pairs: 16 probabilities; past RoundUp(keys + 1, 4) they are whatever the buffer held,
+      // and so are the words of pairs past the tile's, which RowChannels never reads.
       const int16x8_t q0 = vld1q_s16(p.q + 2 * u0), q1 = vld1q_s16(p.q + 2 * u0 + 8);
       // Pair u's two bytes as one 16-bit lane u.
       const uint16x8_t h =

@@ -62,10 +62,11 @@ SVE_TARGET = {128: "N_SVE2_128", 256: "N_SVE_256", 512: "N_SVE"}
 # fp32 tile, a group of 4 k of the 4 x 4 int8 tile), and for the int8 tiles how many make a block
 # of 64 k-values, after which the block epilogue runs (0: the loop alone). `marker`: a mnemonic
 # the loop holds, where the function has other loops of the work instruction (the attention
-# kernels' softmax); None: the loop with the most work instructions.
+# kernels' softmax), or ((mnemonic, count), ...): the loop holds exactly that many of each; None:
+# the loop with the most work instructions.
 # `skip`: the cores (mcpu) that lack the instruction (bf16 on the A55 and the N1) or whose model
 # does (LLVM 19's Oryon has no bfdot). `loop_work`: the loop holds exactly this many work
-# instructions (one instantiation among several in a function: the fewest instructions of those).
+# instructions (one instantiation among several in a function; it and the marker must leave one).
 Kernel = collections.namedtuple(
     "Kernel", "label isa obj symbol work step_work block_work marker skip loop_work",
     defaults=(None, (), None))
@@ -76,7 +77,9 @@ I8KV = "edgeattn::simd::{ns}::I8Kv<edgeattn::simd::{ns}::%s, edgeattn::simd::{ns
 KV = "edgeattn::simd::{ns}::RunCompactKvAttention<" + I8KV + ">("
 # The int8 cache's P V in int16 products (kv_int8_values-inl.h), as the portable kernel runs it.
 KV_VALUES = I8KV % "I8DotI32" + "::AccumulateValues("
-WIDEN_I8 = r"^(sshll2?|sunpklo)$"  # int8 value pairs widened to int16
+# A row's P V step over 4 vectors of one pair row: 4 widenings to int16 and one broadcast of the
+# row's pair of probabilities (the other loops of 8 multiply-adds take 2 rows or 2 pairs).
+PV_ONE_ROW = ((r"^(sshll2?|sunpklo)$", 4), (r"^(ld1r|ld1rw|dup)$", 1))
 KERNELS = [
     Kernel("fp32 NEON 6x4 tile, GEMM (per k-step)", "neon", "gemm_f32.cc.o", TILE % "float",
            "fmla", 24, 0),
@@ -107,10 +110,10 @@ KERNELS = [
     # row's int16 pair of probabilities, 8 multiply-adds into int32 per row; a decode step's
     # one row, and the two rows that share each widening.
     Kernel("int8 KV values, NEON smlal on pair rows, 1 row (per pair of keys x 16 channels; % "
-           "of sdot peak)", "neon", "attention_kv.cc.o", KV_VALUES, "pv16", 8, 0, WIDEN_I8,
+           "of sdot peak)", "neon", "attention_kv.cc.o", KV_VALUES, "pv16", 8, 0, PV_ONE_ROW,
            (), 8),
     Kernel("int8 KV values, NEON smlal on pair rows, 2 rows (per pair of keys x 16 channels; % "
-           "of sdot peak)", "neon", "attention_kv.cc.o", KV_VALUES, "pv16", 16, 0, WIDEN_I8,
+           "of sdot peak)", "neon", "attention_kv.cc.o", KV_VALUES, "pv16", 16, 0, None,
            (), 16),
     # i8kv_i8dot_neondot's P V (kv_int8_values_sdot-inl.h): a row at a time, 4 pairs x 32
     # channels per loop step.
@@ -120,7 +123,7 @@ KERNELS = [
     Kernel("int8 KV scores, SVE int32 mla, a vector of keys (per group of 4 k; % of sdot peak)",
            "sve", "attention_kv.cc.o", KV % "I8DotI32", "mla", 4, 0),
     Kernel("int8 KV values, SVE pair rows, 1 row (per pair of keys x 4 vectors; % of sdot peak)",
-           "sve", "attention_kv.cc.o", KV_VALUES, "pv16", 8, 0, WIDEN_I8, (), 8),
+           "sve", "attention_kv.cc.o", KV_VALUES, "pv16", 8, 0, PV_ONE_ROW, (), 8),
     # The 16-bit arithmetic KV kernels (attention_arm_half.h), Q K^T and P V alike: 6 rows x 8
     # lanes. fp16 fmla (8 lanes) and bfdot (4 lanes of pairs) are judged per instruction as one
     # fp32 fmla (% of the FMA pipes' issue rate, where these do twice fp32's work).
@@ -155,7 +158,7 @@ NO_DOT_KERNELS = [
     Kernel("int8 KV scores, i8kv_i8dot_i32, a vector of keys", "neon", "attention_kv.cc.o",
            KV % "I8DotI32", "mla", 4, 0),
     Kernel("int8 KV values (P V), smlal on pair rows, 1 row", "neon", "attention_kv.cc.o",
-           KV_VALUES, "pv16", 8, 0, WIDEN_I8, (), 8),
+           KV_VALUES, "pv16", 8, 0, PV_ONE_ROW, (), 8),
 ]
 # The work each instruction does per 32-bit lane, and which peak it is judged against: fmla 2
 # FLOP, sdot 4 int8 multiply-accumulates, mla one (an int32 one, against the int8 peak: the
@@ -163,6 +166,9 @@ NO_DOT_KERNELS = [
 WORK = {"fmla": (2, "flop"), "sdot": (4, "mac"), "mla": (1, "mac"), "bfdot": (2, "flop"),
         "usmmla": (4, "mac"), "mull8": (2, "mac"), "mlal16": (1, "mac"),
         "pv16": (1, "mac"), "sdotpv": (1, "mac")}
+# Issue slots of the peak per unit of work, where an instruction does less useful work than it
+# issues (sdotpv: one of an sdot lane's 4 multiply-adds is P V's).
+ISSUE_PER_WORK = {"sdotpv": 4}
 # SVE's destructive multiply-adds come in two forms: the result in the addend's register or in
 # a multiplicand's.
 # mull8: the mlal kernel's byte products (8 per instruction, into int16); mlal16: the portable
@@ -246,15 +252,21 @@ def loop_text(insns, work, block_work, marker=None, loop_work=None):
     if not innermost:
         raise RuntimeError("no loop found")
     count = lambda r: sum(1 for i in body(insns, *r) if is_work(i[1], work))
-    marked = [r for r in innermost
-              if marker is None or any(re.match(marker, i[1]) for i in body(insns, *r))]
+    holds = lambda r, regex: sum(1 for i in body(insns, *r) if re.match(regex, i[1]))
+    if marker is None:
+        marked = innermost
+    elif isinstance(marker, str):
+        marked = [r for r in innermost if holds(r, marker)]
+    else:
+        marked = [r for r in innermost if all(holds(r, m) == n for m, n in marker)]
     if loop_work is not None:
         marked = [r for r in marked if count(r) == loop_work]
+        if len(marked) > 1:
+            raise RuntimeError(f"{len(marked)} loops hold {loop_work} {work} and {marker}")
     if not marked:
         raise RuntimeError(f"no loop holds {marker}" +
                            (f" and {loop_work} {work}" if loop_work is not None else ""))
-    inner = (min(marked, key=lambda r: len(body(insns, *r))) if loop_work is not None
-             else max(marked, key=count))
+    inner = max(marked, key=count)
     if count(inner) == 0:
         raise RuntimeError(f"no {work} in any loop")
     lines = body(insns, *inner)
@@ -407,7 +419,8 @@ def predict(core, kernel, asm):
     chain = chain if chain > 1.02 * registers_only else 0.0
     per_instruction, peak = work_per_instruction(kernel, core)
     work = sum(1 for m, _, _, _ in insns if is_work(m, kernel.work))
-    floor = work * per_instruction / peak
+    # The peak's issue rate: sdotpv's sdot issue as 16 multiply-adds, of which it counts 4.
+    floor = work * per_instruction * ISSUE_PER_WORK.get(kernel.work, 1) / peak
     floor_loads = loads_128(insns) if core.q_loads_alone else 0
     busiest = max(pressure.values())
     if floor + floor_loads > 1.02 * max(cycles, chain):

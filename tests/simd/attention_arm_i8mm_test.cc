@@ -13,6 +13,7 @@
 #include "hwy/aligned_allocator.h"
 #include "hwy/tests/hwy_gtest.h"
 #include "simd/attention.h"
+#include "simd/cpu_features.h"
 #include "simd/targets.h"
 #include "tests/simd/target_facts.h"
 #include "tests/test_support.h"
@@ -28,7 +29,7 @@ void TestArmI8mmListed(int64_t target) {
   ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(target));
   const bool compiled = testing_support::FactsOf(target).arm_i8mm_attention_compiled;
   const simd::AttentionKernel* kernel = simd::FindAttentionKernel(simd::KvType::kI8, kName);
-  ASSERT_EQ(kernel != nullptr, compiled && simd::CpuHasArmI8mm());
+  ASSERT_EQ(kernel != nullptr, compiled && simd::CpuHasArmI8mm() && simd::CpuHasNeonDotProduct());
   if (kernel != nullptr) {
     EXPECT_EQ(simd::AttentionKernels(simd::KvType::kI8).front(), kernel);
   }
