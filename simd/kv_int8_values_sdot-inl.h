@@ -164,8 +164,7 @@ struct SdotPairValues {
 };
 HWY_POP_ATTRIBUTES
 
-// The P V of a kernel that runs only where the dot product is (the int8 matrix multiply's: every
-// Armv8.6 core has both).
+// The P V of a kernel listed only where the dot product is (the int8 matrix multiply's).
 using PairValuesWithDot = SdotPairValues;
 #else
 using PairValuesWithDot = I16PairValues;
