@@ -17,10 +17,10 @@
 //       P V is an integer dot product too: each value's scale is folded into its probability,
 //       a row's products in a key tile are rounded to int16 with the tile's own step (largest /
 //       kI8ProbabilityMax), and the int16 products meet the int8 values in int32 sums over pairs
-//       of positions (vpdpwssd, vpmaddwd, sdot, smlal), then one fp32 multiply-add per channel
-//       and tile (kv_int8_values-inl.h). Softmax statistics and accumulation are fp32
-//       throughout, as in the fp32 kernel. The int8 kernels of one target give bit-identical
-//       results.
+//       of positions (vpdpwssd, vpmaddwd, smlal; sdot on two pairs zipped), then one fp32
+//       multiply-add per channel and tile (kv_int8_values-inl.h). Softmax statistics and
+//       accumulation are fp32 throughout, as in the fp32 kernel. The int8 kernels of one target
+//       give bit-identical results.
 //
 // Layouts (a position's bytes lie where they lie whatever the buffer's size, as a KV cache's
 // Truncate and Reorder need):

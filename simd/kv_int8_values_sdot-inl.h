@@ -3,14 +3,17 @@
 // sdot on two or four. Steps 1, 2 and 4 are kv_int8_values-inl.h's; step 3's exact int32 sums come
 // out the same, so the kernel keeps the bits of the target's other int8 kernels.
 //
-// sdot multiplies 4 signed bytes by 4: a 32-bit lane of a pair row holds channels 2i and 2i + 1
-// of the pair's two positions (v0, v1 of channel 2i, then of 2i + 1). A probability q (at most
-// kI8ProbabilityMax = 2^14 - 1 in these builds) is 128 h + l with h and l in [0, 127], signed bytes
-// both, and each pair's words (h0, h1, 0, 0) and (0, 0, h0, h1) pick the even and the odd channel
-// of every lane, as (l0, l1, 0, 0) and (0, 0, l0, l1) do: four sdot per 16 bytes of values, each
-// lane's sums then 128 sum_h + sum_l (exact: 256 keys x 127 x 127 x 128 < 2^31). A row's words
-// are laid out once per tile, 4 pairs per 16-byte vector of each kind, so that sdot by element
-// takes pair u from lane u % 4.
+// sdot multiplies 4 signed bytes by 4 into a 32-bit lane. A 32-bit lane of a pair row holds
+// channels 2i and 2i + 1 of the pair's two positions, so two consecutive pair rows are zipped by
+// 16-bit lanes into quads: each 32-bit lane then holds one channel of 4 consecutive positions, and
+// sdot by element with those positions' probabilities sums all four, in channel order. A
+// probability q (at most kI8ProbabilityMax = 2^14 - 1 in these builds) is 128 h + l with h and l in
+// [0, 127], signed bytes both: two sdot per quad vector (h, l) and two zips per pair of rows, where
+// the pair rows taken as they are (words (h0, h1, 0, 0) and (0, 0, h0, h1) picking a lane's even
+// and odd channel) took four sdot per row, each a half useful. Each lane's sums are then 128
+// sum_h + sum_l (exact: 256 keys x 127 x 127 x 129 < 2^31). A row's h and l bytes are laid out
+// once per tile, 16 positions per 16-byte vector of each, so that sdot by element takes quad m
+// from lane m % 4.
 
 #if defined(EDGEATTN_SIMD_KV_INT8_VALUES_SDOT_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EDGEATTN_SIMD_KV_INT8_VALUES_SDOT_INL_H_
@@ -48,38 +51,35 @@ static_assert(kI8ProbabilityMax == 16383.0f, "two 7-bit halves per probability")
 
 HWY_PUSH_ATTRIBUTES("arch=armv8.2-a+crypto+dotprod")
 struct SdotPairValues {
-  // A row's multipliers for 4 pairs: even and odd channel words of h, then of l.
-  struct PairWords {
-    int8x16_t even_h, odd_h, even_l, odd_l;
-  };
-
   // Steps 3 and 4 for one row and kVecs 16-byte vectors (8 channels each) of the pair rows from
   // channel c0 on: out[c0, c0 + 8 kVecs) += the channels' sums times the row's step.
   template <size_t kVecs>
   static void RowChannels(const uint8_t* HWY_RESTRICT panels, size_t dk, size_t pairs,
                           const int8_t* HWY_RESTRICT words, const I16Probabilities& p, size_t c0,
                           float* HWY_RESTRICT out) {
-    int32x4_t even_h[kVecs], odd_h[kVecs], even_l[kVecs], odd_l[kVecs];
+    Sums<kVecs> sums;
     for (size_t v = 0; v < kVecs; ++v) {
-      even_h[v] = odd_h[v] = even_l[v] = odd_l[v] = vdupq_n_s32(0);
+      sums.low_h[v] = sums.high_h[v] = sums.low_l[v] = sums.high_l[v] = vdupq_n_s32(0);
     }
     const size_t pair_bytes = I8ValuePairBytes(dk);
-    // Groups of 4 pairs never cross a panel (32 pairs).
-    for (size_t u0 = 0; u0 < pairs; u0 += 4) {
-      const PairWords w = LoadWords(words + u0 / 4 * 64);
+    // Groups of 8 pairs (one vector of words) never cross a panel (32 pairs).
+    for (size_t u0 = 0; u0 < pairs; u0 += 8) {
+      const int8x16_t h = vld1q_s8(words + u0 / 8 * 32);
+      const int8x16_t l = vld1q_s8(words + u0 / 8 * 32 + 16);
       const uint8_t* rows = panels + u0 / (kI8ValuePanel / 2) * I8ValuePanelBytes(dk) +
                             u0 % (kI8ValuePanel / 2) * pair_bytes + 2 * c0;
-      const size_t n = HWY_MIN(size_t{4}, pairs - u0);
-      AddPair<0, kVecs>(rows, w, even_h, odd_h, even_l, odd_l);
-      if (n > 1) AddPair<1, kVecs>(rows + pair_bytes, w, even_h, odd_h, even_l, odd_l);
-      if (n > 2) AddPair<2, kVecs>(rows + 2 * pair_bytes, w, even_h, odd_h, even_l, odd_l);
-      if (n > 3) AddPair<3, kVecs>(rows + 3 * pair_bytes, w, even_h, odd_h, even_l, odd_l);
+      const size_t n = HWY_MIN(size_t{8}, pairs - u0);
+      // A quad's second pair row past the tile's last reads as zeros: the panel's row there may
+      // hold no position yet (never written) or one past a truncation.
+      const auto second = [&](size_t u) { return u < n ? rows + u * pair_bytes : kZeroRow; };
+      AddQuad<0>(rows, second(1), h, l, sums);
+      if (n > 2) AddQuad<1>(rows + 2 * pair_bytes, second(3), h, l, sums);
+      if (n > 4) AddQuad<2>(rows + 4 * pair_bytes, second(5), h, l, sums);
+      if (n > 6) AddQuad<3>(rows + 6 * pair_bytes, second(7), h, l, sums);
     }
     for (size_t v = 0; v < kVecs; ++v) {
-      const int32x4_t even = vmlaq_n_s32(even_l[v], even_h[v], 128);
-      const int32x4_t odd = vmlaq_n_s32(odd_l[v], odd_h[v], 128);
-      AddSums(vzip1q_s32(even, odd), p, out + c0 + 8 * v);
-      AddSums(vzip2q_s32(even, odd), p, out + c0 + 8 * v + 4);
+      AddSums(vmlaq_n_s32(sums.low_l[v], sums.low_h[v], 128), p, out + c0 + 8 * v);
+      AddSums(vmlaq_n_s32(sums.high_l[v], sums.high_h[v], 128), p, out + c0 + 8 * v + 4);
     }
   }
 
@@ -89,7 +89,7 @@ struct SdotPairValues {
                              float* HWY_RESTRICT acc, size_t ldacc) {
     const size_t pairs = (keys + 1) / 2;
     const size_t vecs = I8ValuePairBytes(dk) / 16;  // even: RoundUp(dk, 16) channels
-    HWY_ALIGN int8_t words[kAttentionKeyTile / 8 * 64];
+    HWY_ALIGN int8_t words[2 * kAttentionKeyTile];
     for (size_t r = 0; r < rows; ++r) {
       const I16Probabilities& p = probabilities[r];
       LayOutWords(p, pairs, words);
@@ -104,6 +104,15 @@ struct SdotPairValues {
   }
 
  private:
+  // Channels [8 v, 8 v + 4) and [8 v + 4, 8 v + 8) of the h and l products.
+  template <size_t kVecs>
+  struct Sums {
+    int32x4_t low_h[kVecs], high_h[kVecs], low_l[kVecs], high_l[kVecs];
+  };
+
+  // The bytes RowChannels reads for a missing pair row (kVecs <= 4 vectors of 16).
+  static constexpr uint8_t kZeroRow[64] = {};
+
   // out[0, 4) += float(sums) * step (* unscale): AddPairSums' arithmetic, one lane at a time as
   // there, so the same on any vector width (the SVE targets' kernels).
   static void AddSums(int32x4_t sums, const I16Probabilities& p, float* HWY_RESTRICT out) {
@@ -115,51 +124,35 @@ struct SdotPairValues {
                        : vfmaq_f32(prior, vmulq_f32(products, step), vdupq_n_f32(p.unscale)));
   }
 
-  static PairWords LoadWords(const int8_t* HWY_RESTRICT w) {
-    return {vld1q_s8(w), vld1q_s8(w + 16), vld1q_s8(w + 32), vld1q_s8(w + 48)};
-  }
-
+  // Quad kLane of the group: pair rows `first` and `second` zipped into 4 positions per channel.
   template <int kLane, size_t kVecs>
-  static HWY_INLINE void AddPair(const uint8_t* HWY_RESTRICT row, const PairWords& w,
-                                 int32x4_t (&even_h)[kVecs], int32x4_t (&odd_h)[kVecs],
-                                 int32x4_t (&even_l)[kVecs], int32x4_t (&odd_l)[kVecs]) {
+  static HWY_INLINE void AddQuad(const uint8_t* HWY_RESTRICT first,
+                                 const uint8_t* HWY_RESTRICT second, int8x16_t h, int8x16_t l,
+                                 Sums<kVecs>& sums) {
     for (size_t v = 0; v < kVecs; ++v) {
-      const int8x16_t values = vld1q_s8(reinterpret_cast<const int8_t*>(row) + 16 * v);
-      even_h[v] = vdotq_laneq_s32(even_h[v], values, w.even_h, kLane);
-      odd_h[v] = vdotq_laneq_s32(odd_h[v], values, w.odd_h, kLane);
-      even_l[v] = vdotq_laneq_s32(even_l[v], values, w.even_l, kLane);
-      odd_l[v] = vdotq_laneq_s32(odd_l[v], values, w.odd_l, kLane);
+      const int16x8_t a = vld1q_s16(reinterpret_cast<const int16_t*>(first + 16 * v));
+      const int16x8_t b = vld1q_s16(reinterpret_cast<const int16_t*>(second + 16 * v));
+      const int8x16_t low = vreinterpretq_s8_s16(vzip1q_s16(a, b));
+      const int8x16_t high = vreinterpretq_s8_s16(vzip2q_s16(a, b));
+      sums.low_h[v] = vdotq_laneq_s32(sums.low_h[v], low, h, kLane);
+      sums.high_h[v] = vdotq_laneq_s32(sums.high_h[v], high, h, kLane);
+      sums.low_l[v] = vdotq_laneq_s32(sums.low_l[v], low, l, kLane);
+      sums.high_l[v] = vdotq_laneq_s32(sums.high_l[v], high, l, kLane);
     }
   }
 
-  // words[64 g, 64 g + 64): pairs 4g to 4g + 3's even_h, odd_h, even_l, odd_l vectors, for the
+  // words[32 g, 32 g + 32): positions 16 g to 16 g + 15's h bytes, then their l bytes, for the
   // groups holding the tile's pairs.
   static void LayOutWords(const I16Probabilities& p, size_t pairs, int8_t* HWY_RESTRICT words) {
-    const uint16x8_t zero = vdupq_n_u16(0);
     const int16x8_t low_bits = vdupq_n_s16(127);
     for (size_t u0 = 0; u0 < pairs; u0 += 8) {
-      // 8 pairs: 16 probabilities; past RoundUp(keys + 1, 4) they are whatever the buffer held,
-      // and so are the words of pairs past the tile's, which RowChannels never reads.
+      // 16 probabilities; past RoundUp(keys + 1, 4) they are whatever the buffer held, and their
+      // bytes meet only the zeros of missing pair rows, or no sdot at all.
       const int16x8_t q0 = vld1q_s16(p.q + 2 * u0), q1 = vld1q_s16(p.q + 2 * u0 + 8);
-      // Pair u's two bytes as one 16-bit lane u.
-      const uint16x8_t h =
-          vreinterpretq_u16_s8(vcombine_s8(vshrn_n_s16(q0, 7), vshrn_n_s16(q1, 7)));
-      const uint16x8_t l = vreinterpretq_u16_s8(
-          vcombine_s8(vmovn_s16(vandq_s16(q0, low_bits)), vmovn_s16(vandq_s16(q1, low_bits))));
-      int8_t* HWY_RESTRICT out = words + u0 / 4 * 64;
-      StoreWords(vzip1q_u16(h, zero), vzip1q_u16(zero, h), vzip1q_u16(l, zero), vzip1q_u16(zero, l),
-                 out);
-      StoreWords(vzip2q_u16(h, zero), vzip2q_u16(zero, h), vzip2q_u16(l, zero), vzip2q_u16(zero, l),
-                 out + 64);
+      vst1q_s8(words + u0 / 8 * 32, vcombine_s8(vshrn_n_s16(q0, 7), vshrn_n_s16(q1, 7)));
+      vst1q_s8(words + u0 / 8 * 32 + 16,
+               vcombine_s8(vmovn_s16(vandq_s16(q0, low_bits)), vmovn_s16(vandq_s16(q1, low_bits))));
     }
-  }
-
-  static void StoreWords(uint16x8_t even_h, uint16x8_t odd_h, uint16x8_t even_l, uint16x8_t odd_l,
-                         int8_t* HWY_RESTRICT out) {
-    vst1q_s8(out, vreinterpretq_s8_u16(even_h));
-    vst1q_s8(out + 16, vreinterpretq_s8_u16(odd_h));
-    vst1q_s8(out + 32, vreinterpretq_s8_u16(even_l));
-    vst1q_s8(out + 48, vreinterpretq_s8_u16(odd_l));
   }
 };
 HWY_POP_ATTRIBUTES

@@ -115,11 +115,12 @@ KERNELS = [
     Kernel("int8 KV values, NEON smlal on pair rows, 2 rows (per pair of keys x 16 channels; % "
            "of sdot peak)", "neon", "attention_kv.cc.o", KV_VALUES, "pv16", 16, 0, None,
            (), 16),
-    # i8kv_i8dot_neondot's P V (kv_int8_values_sdot-inl.h): a row at a time, 4 pairs x 32
-    # channels per loop step.
-    Kernel("int8 KV values, NEON sdot on pair rows, a row (per pair of keys x 16 channels; % of "
-           "sdot peak)", "neon", "attention_kv.cc.o",
-           "edgeattn::simd::{ns}::SdotPairValues::AccumulateTile(", "sdotpv", 8, 0, None, (), 64),
+    # i8kv_i8dot_neondot's P V (kv_int8_values_sdot-inl.h): a row at a time, 8 pairs (4 zipped
+    # quads) x 32 channels per loop step.
+    Kernel("int8 KV values, NEON sdot on zipped pair rows, a row (per pair of keys x 16 "
+           "channels; % of sdot peak)", "neon", "attention_kv.cc.o",
+           "edgeattn::simd::{ns}::SdotPairValues::RowChannels<4ul>(", "sdotpv", 4, 0, None,
+           (), 64),
     Kernel("int8 KV scores, SVE int32 mla, a vector of keys (per group of 4 k; % of sdot peak)",
            "sve", "attention_kv.cc.o", KV % "I8DotI32", "mla", 4, 0),
     Kernel("int8 KV values, SVE pair rows, 1 row (per pair of keys x 4 vectors; % of sdot peak)",
@@ -165,17 +166,17 @@ NO_DOT_KERNELS = [
 # portable kernel's cost in the unit of the dot-product kernels).
 WORK = {"fmla": (2, "flop"), "sdot": (4, "mac"), "mla": (1, "mac"), "bfdot": (2, "flop"),
         "usmmla": (4, "mac"), "mull8": (2, "mac"), "mlal16": (1, "mac"),
-        "pv16": (1, "mac"), "sdotpv": (1, "mac")}
+        "pv16": (1, "mac"), "sdotpv": (2, "mac")}
 # Issue slots of the peak per unit of work, where an instruction does less useful work than it
-# issues (sdotpv: one of an sdot lane's 4 multiply-adds is P V's).
-ISSUE_PER_WORK = {"sdotpv": 4}
+# issues (sdotpv: a P V multiply-add takes two of an sdot lane's, the probability's halves).
+ISSUE_PER_WORK = {"sdotpv": 2}
 # SVE's destructive multiply-adds come in two forms: the result in the addend's register or in
 # a multiplicand's.
 # mull8: the mlal kernel's byte products (8 per instruction, into int16); mlal16: the portable
 # kernel's int16 ones (4 per instruction, into int32); pv16: the int8 cache's P V, int16 products
 # into int32 (NEON smlal, SVE2 smlalb / smlalt, SVE's even and odd halves sign-extended into mla);
-# sdotpv: the same products in sdot, 4 a lane of which one is the pair's (even or odd channel,
-# high or low 7 bits of the probability): one multiply-add of P V per lane.
+# sdotpv: the same products in sdot on zipped pair rows, a lane 4 positions of one channel times
+# the high or the low 7 bits of their probabilities: two multiply-adds of P V per lane.
 WORK_FORMS = {"fmla": ("fmla", "fmad"), "sdot": ("sdot",), "mla": ("mla", "mad"),
               "bfdot": ("bfdot",), "usmmla": ("usmmla",),
               "mull8": ("smull", "smull2", "smlal", "smlal2"), "mlal16": ("smlal", "smlal2"),
@@ -419,7 +420,7 @@ def predict(core, kernel, asm):
     chain = chain if chain > 1.02 * registers_only else 0.0
     per_instruction, peak = work_per_instruction(kernel, core)
     work = sum(1 for m, _, _, _ in insns if is_work(m, kernel.work))
-    # The peak's issue rate: sdotpv's sdot issue as 16 multiply-adds, of which it counts 4.
+    # The peak's issue rate: sdotpv's sdot issue as 16 multiply-adds, of which it counts 8.
     floor = work * per_instruction * ISSUE_PER_WORK.get(kernel.work, 1) / peak
     floor_loads = loads_128(insns) if core.q_loads_alone else 0
     busiest = max(pressure.values())
