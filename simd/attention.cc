@@ -50,7 +50,7 @@ std::vector<const AttentionKernel*> AttentionKernels(KvType type) {
   }
   // The bf16 cores in order of speed on the CPU measured (docs/precision.md): AMX tiles (3x
   // the fp32 core), the widening kernel, then vdpbf16ps (at half the fp32 FMA rate there).
-  // fp16 on x86: vfmadd231ph before the widening kernel (docs/fp16_core.md). On ARM, usmmla
+  // fp16 on x86: vfmadd231ph before the widening kernel (docs/fp16_core.md). On ARM, smmla
   // before the other int8 kernels (the same bits, twice sdot's multiply-adds), and the fp16 and
   // bf16 arithmetic kernels after the widening ones: opt-in by name until measured on a device
   // (attention_arm_half.h).

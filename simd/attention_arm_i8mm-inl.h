@@ -1,4 +1,4 @@
-// Per-target int8 KV attention core on usmmla (attention_arm_i8mm.h): the compact-KV kernels'
+// Per-target int8 KV attention core on smmla (attention_arm_i8mm.h): the compact-KV kernels'
 // online softmax and int8 P V (attention_kv-inl.h) with Q K^T on NEON registers.
 
 #if defined(EDGEATTN_SIMD_ATTENTION_ARM_I8MM_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -43,11 +43,10 @@ namespace simd {
 namespace HWY_NAMESPACE {
 
 #if EDGEATTN_ARM_I8MM
-// A block's query rows as usmmla pairs them: the int8 row, 128 times the sum of its values,
-// its scale and its row of scores (null: an odd block's last row standing in as its partner).
+// A block's query rows as smmla pairs them: the int8 row, its scale and its row of scores (null:
+// an odd block's last row standing in as its partner).
 struct I8mmRows {
   const int8_t* q[kAttentionMaxBlockRows];
-  int32_t offset[kAttentionMaxBlockRows];
   float scale[kAttentionMaxBlockRows];
   float* scores[kAttentionMaxBlockRows];
 };
@@ -57,16 +56,16 @@ HWY_PUSH_ATTRIBUTES("arch=armv8.6-a+crypto+i8mm")
 #endif
 
 // Scores of P row pairs (rows [first, first + 2P) of `rows`) against 16 keys at lane j of a
-// panel (groups of [64 keys x 4 channels], then the 64 keys' scales), the panel's first key
-// at column `col` of the scores.
+// panel (groups of [64 keys x 4 channels] of k, signed: kI8KeyOffset is 0 on ARM, then the 64
+// keys' scales), the panel's first key at column `col` of the scores.
 template <size_t P>
-void UsmmlaTile(const I8mmRows& rows, size_t first, const uint8_t* panel, size_t groups,
-                size_t col, size_t j) {
+void SmmlaTile(const I8mmRows& rows, size_t first, const uint8_t* panel, size_t groups, size_t col,
+               size_t j) {
   int32x4_t acc[P][8];  // [row pair][key pair]: (k0 q0, k0 q1, k1 q0, k1 q1)
   for (size_t p = 0; p < P; ++p) {
     for (size_t i = 0; i < 8; ++i) acc[p][i] = vdupq_n_s32(0);
   }
-  const uint8_t* keys = panel + j * 4;
+  const int8_t* keys = reinterpret_cast<const int8_t*>(panel) + j * 4;
   // Channel groups g and g + 1 (8 channels); an odd count's last pairs with the scales' bytes,
   // times query bytes that are zero past dk.
   for (size_t g = 0; g < groups; g += 2) {
@@ -76,13 +75,13 @@ void UsmmlaTile(const I8mmRows& rows, size_t first, const uint8_t* panel, size_t
                          vld1_s8(rows.q[first + 2 * p + 1] + 4 * g));
     }
     for (size_t quad = 0; quad < 4; ++quad) {
-      const uint32x4_t g0 = vreinterpretq_u32_u8(vld1q_u8(keys + g * 256 + quad * 16));
-      const uint32x4_t g1 = vreinterpretq_u32_u8(vld1q_u8(keys + (g + 1) * 256 + quad * 16));
-      const uint8x16_t lo = vreinterpretq_u8_u32(vzip1q_u32(g0, g1));  // keys 0, 1 x 8 channels
-      const uint8x16_t hi = vreinterpretq_u8_u32(vzip2q_u32(g0, g1));  // keys 2, 3
+      const int32x4_t g0 = vreinterpretq_s32_s8(vld1q_s8(keys + g * 256 + quad * 16));
+      const int32x4_t g1 = vreinterpretq_s32_s8(vld1q_s8(keys + (g + 1) * 256 + quad * 16));
+      const int8x16_t lo = vreinterpretq_s8_s32(vzip1q_s32(g0, g1));  // keys 0, 1 x 8 channels
+      const int8x16_t hi = vreinterpretq_s8_s32(vzip2q_s32(g0, g1));  // keys 2, 3
       for (size_t p = 0; p < P; ++p) {
-        acc[p][2 * quad] = vusmmlaq_s32(acc[p][2 * quad], lo, q[p]);
-        acc[p][2 * quad + 1] = vusmmlaq_s32(acc[p][2 * quad + 1], hi, q[p]);
+        acc[p][2 * quad] = vmmlaq_s32(acc[p][2 * quad], lo, q[p]);
+        acc[p][2 * quad + 1] = vmmlaq_s32(acc[p][2 * quad + 1], hi, q[p]);
       }
     }
   }
@@ -96,8 +95,7 @@ void UsmmlaTile(const I8mmRows& rows, size_t first, const uint8_t* panel, size_t
       for (size_t i = 0; i < 2; ++i) {
         const size_t r = first + 2 * p + i;
         if (rows.scores[r] == nullptr) continue;
-        const int32x4_t dot = vsubq_s32(dots[i], vdupq_n_s32(rows.offset[r]));
-        const float32x4_t s = vmulq_f32(vcvtq_f32_s32(dot), key_scales);
+        const float32x4_t s = vmulq_f32(vcvtq_f32_s32(dots[i]), key_scales);
         vst1q_f32(rows.scores[r] + col + j + 4 * quad, vmulq_f32(s, vdupq_n_f32(rows.scale[r])));
       }
     }
@@ -120,7 +118,6 @@ struct I8mmKv {
     for (size_t r = 0; r < 2 * pairs; ++r) {
       const size_t row = HWY_MIN(r, rows - 1);
       block.q[r] = q.q8 + row * q.ldq8;
-      block.offset[r] = 128 * q.q8_sum[row];
       block.scale[r] = q.q8_scale[row];
       block.scores[r] = r < rows ? scores + r * kAttentionKeyTile : nullptr;
     }
@@ -130,8 +127,8 @@ struct I8mmKv {
       for (size_t j = 0; j < kI8KeyPanel; j += 16) {
         // Two pairs per tile (16 accumulators), then the last pair.
         size_t p = 0;
-        for (; p + 2 <= pairs; p += 2) UsmmlaTile<2>(block, 2 * p, panel, groups, p0, j);
-        if (p < pairs) UsmmlaTile<1>(block, 2 * p, panel, groups, p0, j);
+        for (; p + 2 <= pairs; p += 2) SmmlaTile<2>(block, 2 * p, panel, groups, p0, j);
+        if (p < pairs) SmmlaTile<1>(block, 2 * p, panel, groups, p0, j);
       }
     }
   }
@@ -147,8 +144,12 @@ struct I8mmKv {
 inline std::vector<const AttentionKernel*> ListArmI8mmKernels() {
   std::vector<const AttentionKernel*> kernels;
 #if EDGEATTN_ARM_I8MM
-  static const AttentionKernel kI8mm = {"i8kv_i8mm_usmmla", KvType::kI8,       &I8KeysBytes,
-                                        &I8ValuesBytes,     &PackI8KeysValues, &CompactKvScratch,
+  static const AttentionKernel kI8mm = {"i8kv_i8mm_smmla",
+                                        KvType::kI8,
+                                        &I8KeysBytes,
+                                        &I8ValuesBytes,
+                                        &PackI8KeysValues,
+                                        &CompactKvScratch,
                                         &RunCompactKvAttention<I8mmKv>};
   // Its P V may be sdot's (PairValuesWithDot): FEAT_I8MM implies the dot product only from
   // Armv8.6 on.

@@ -25,7 +25,8 @@
 // Layouts (a position's bytes lie where they lie whatever the buffer's size, as a KV cache's
 // Truncate and Reorder need):
 //   int8 keys: panels of 64 positions: ceil(dk / 4) groups of [64 positions x 4 channels] bytes
-//       holding k + 128 (vpdpbusd's unsigned operand), then the 64 positions' fp32 scales.
+//       holding k + kI8KeyOffset (the operand of the target's dot product), then the 64
+//       positions' fp32 scales.
 //   int8 values: panels of 64 positions: 32 pair rows of RoundUp(dk, 16) channels x 2 bytes
 //       (channel c of positions 2u and 2u + 1 side by side: the int16 pairs of P V's
 //       multiply-adds; zero past dk), then the 64 positions' fp32 scales.
@@ -69,6 +70,11 @@ inline size_t I8ValueScalesOffset(size_t dk) { return kI8ValuePanel / 2 * I8Valu
 inline size_t I8ValuePanelBytes(size_t dk) {
   return I8ValueScalesOffset(dk) + kI8ValuePanel * sizeof(float);
 }
+
+// The int8 key bytes are k + this, modulo 256: on x86 k + 128, vpdpbusd's unsigned operand (the
+// row's 128 sum(q) is taken off after); elsewhere k, as sdot and smmla multiply signed bytes, with
+// nothing to flip before each product. Every target of a build stores and reads the same bytes.
+inline constexpr uint8_t kI8KeyOffset = HWY_ARCH_X86 ? 128 : 0;
 
 // Whether the build has the Arm dot-product kernels' P V (kv_int8_values_sdot-inl.h): g++ for
 // AArch64 on Linux (Android included, which checks the CPU), or a build for the dot product.

@@ -106,7 +106,7 @@ HWY_INLINE hn::Vec<hn::RebindToSigned<D>> RoundKeyRow(D d, const float* HWY_REST
 }
 
 // Channel rows [0, n) of the keys, rounded, into the groups from `group` on of the panel's lanes
-// from `lane`: channel 4g + b at byte b of a key's word, + 128; channels past n zeros (128).
+// from `lane`: channel 4g + b at byte b of a key's word, + kI8KeyOffset; channels past n zeros.
 template <class D>
 HWY_INLINE void StoreKeyGroups(D d, const float* HWY_RESTRICT rows, size_t n, hn::Vec<D> inverse,
                                size_t group, size_t lane, uint8_t* HWY_RESTRICT panel) {
@@ -114,7 +114,7 @@ HWY_INLINE void StoreKeyGroups(D d, const float* HWY_RESTRICT rows, size_t n, hn
   const size_t L = hn::Lanes(d);
   const auto zero = hn::RebindMask(di, hn::Eq(inverse, hn::Zero(d)));
   const auto low_byte = hn::Set(di, 0xFF);
-  const auto offset = hn::Set(di, static_cast<int32_t>(0x80808080u));
+  const auto offset = hn::Set(di, static_cast<int32_t>(kI8KeyOffset * 0x01010101u));
   for (size_t c = 0; c < n; c += 4) {
     auto word = hn::Zero(di);
     for (size_t b = 0; b < 4 && c + b < n; ++b) {

@@ -150,7 +150,7 @@ HWY_INLINE size_t I8PanelBytes(size_t dk) { return (I8Groups(dk) + 1) * kI8KeyGr
 HWY_INLINE size_t I8KeyChunk(size_t dk, size_t c) { return HWY_MIN(kMaxI8RotationBlock, dk - c); }
 
 // Key `lane` of a panel: the key rotated per block and rounded with the rotated row's scale;
-// channel c at byte c % 4 of the lane's word in group c / 4, stored + 128; the scale after the
+// channel c at byte c % 4 of the lane's word in group c / 4, + kI8KeyOffset; the scale after the
 // groups. A key of more than one chunk is rotated twice (scale, then bytes) rather than kept in a
 // dk-long copy; one of a single chunk (dk <= 128) keeps its rotation.
 HWY_INLINE void PackI8Key(const float* HWY_RESTRICT k, size_t dk, size_t lane,
@@ -172,8 +172,8 @@ HWY_INLINE void PackI8Key(const float* HWY_RESTRICT k, size_t dk, size_t lane,
       RotateI8Blocks(rotated, n, block);
     }
     int8_t bytes[kMaxI8RotationBlock + 3];
-    RoundRowToI8(rotated, n, s, static_cast<int8_t>(0x80), bytes);
-    memset(bytes + n, 0x80, 3);  // channels past dk in the last group: zeros, + 128
+    RoundRowToI8(rotated, n, s, static_cast<int8_t>(kI8KeyOffset), bytes);
+    memset(bytes + n, kI8KeyOffset, 3);  // channels past dk in the last group: zeros
     for (size_t g = 0; g < n; g += 4) {
       memcpy(panel + (c + g) / 4 * kI8KeyGroupBytes + lane * 4, bytes + g, 4);
     }
@@ -209,10 +209,11 @@ HWY_INLINE void PackI8Value(const float* HWY_RESTRICT v, size_t dk, size_t lane,
   memcpy(panel + I8ValueScalesOffset(dk) + lane * sizeof(float), &s.scale, sizeof(float));
 }
 
-// Lanes [lane, kI8KeyPanel) of a panel, past the last key: zeros (stored as 128) of scale zero,
-// score 0, never stored.
+// Lanes [lane, kI8KeyPanel) of a panel, past the last key: zeros (stored + kI8KeyOffset) of
+// scale zero, score 0, never stored.
 HWY_INLINE void ZeroI8KeysFrom(size_t dk, size_t lane, uint8_t* HWY_RESTRICT panel) {
-  FillRowTails(panel, I8Groups(dk), kI8KeyGroupBytes, lane * 4, kI8KeyGroupBytes, 0x8080);
+  FillRowTails(panel, I8Groups(dk), kI8KeyGroupBytes, lane * 4, kI8KeyGroupBytes,
+               kI8KeyOffset * 0x0101);
   FillRowTails(panel + I8Groups(dk) * kI8KeyGroupBytes, 1, kI8KeyGroupBytes, lane * 4,
                kI8KeyGroupBytes, 0);
 }

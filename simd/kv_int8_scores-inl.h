@@ -1,10 +1,11 @@
 // The int8 KV cache's score kernels, one per dot-product instruction: Dot::Panel(q8, q8_sum,
 // q_scale, panel, dk, scores, ahead) scores one quantized query row against a panel of 64 keys
 // (kv_int8_rows-inl.h's layout: each key's 4 channels of a group in a 32-bit word, stored
-// k + 128), exactly in integers, then scores[j] = float(dot_j) * key_scale_j * q_scale. I8Kv
-// (attention_kv-inl.h) runs them. Defines EDGEATTN_KV_VNNI, EDGEATTN_KV_AVX_VNNI,
-// EDGEATTN_KV_MADDUBS, EDGEATTN_KV_NEON_MLAL and EDGEATTN_KV_NEON_DOT (whether this target has
-// each kernel) for the kernel list (attention_kv-inl.h, which undefines them).
+// k + kI8KeyOffset: k + 128 on x86, k elsewhere), exactly in integers, then scores[j] =
+// float(dot_j) * key_scale_j * q_scale. I8Kv (attention_kv-inl.h) runs them. Defines
+// EDGEATTN_KV_VNNI, EDGEATTN_KV_AVX_VNNI, EDGEATTN_KV_MADDUBS, EDGEATTN_KV_NEON_MLAL and
+// EDGEATTN_KV_NEON_DOT (whether this target has each kernel) for the kernel list
+// (attention_kv-inl.h, which undefines them).
 
 #if defined(EDGEATTN_SIMD_KV_INT8_SCORES_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EDGEATTN_SIMD_KV_INT8_SCORES_INL_H_
@@ -119,8 +120,8 @@ HWY_INLINE void StoreI8Scores(VI dot, const float* HWY_RESTRICT scales, float q_
   hn::StoreU(hn::Mul(s, hn::Set(df, q_scale)), df, scores);
 }
 
-// Portable: each word holds 4 channels of one key (k + 128); xor 0x80 per byte gives the signed
-// bytes, shifts sign-extend each, and int32 multiply-adds sum them exactly.
+// Portable: each word holds 4 channels of one key (k + kI8KeyOffset; on x86, xor 0x80 per byte
+// gives k back), shifts sign-extend each byte, and int32 multiply-adds sum them exactly.
 struct I8DotI32 {
   static void Panel(const int8_t* HWY_RESTRICT q8, int32_t /*q8_sum*/, float q_scale,
                     const uint8_t* HWY_RESTRICT panel, size_t dk, float* HWY_RESTRICT scores,
@@ -129,14 +130,13 @@ struct I8DotI32 {
     const size_t N = hn::Lanes(di);
     const size_t groups = I8Groups(dk);
     const float* scales = reinterpret_cast<const float*>(panel + groups * kI8KeyPanel * 4);
-    const auto flip = hn::Set(di, static_cast<int32_t>(0x80808080u));
+    const auto flip = hn::Set(di, static_cast<int32_t>(kI8KeyOffset * 0x01010101u));
     for (size_t j = 0; j < kI8KeyPanel; j += N) {
       auto dot = hn::Zero(di);
       for (size_t g = 0; g < groups; ++g) {
         if (j == 0) PrefetchI8Group(ahead, g);
-        const auto w = hn::Xor(
-            hn::LoadU(di, reinterpret_cast<const int32_t*>(panel + (g * kI8KeyPanel + j) * 4)),
-            flip);
+        auto w = hn::LoadU(di, reinterpret_cast<const int32_t*>(panel + (g * kI8KeyPanel + j) * 4));
+        if (kI8KeyOffset != 0) w = hn::Xor(w, flip);
         const int8_t* q = q8 + g * 4;
         dot = hn::Add(dot, hn::Mul(hn::ShiftRight<24>(hn::ShiftLeft<24>(w)), hn::Set(di, q[0])));
         dot = hn::Add(dot, hn::Mul(hn::ShiftRight<24>(hn::ShiftLeft<16>(w)), hn::Set(di, q[1])));
@@ -148,6 +148,10 @@ struct I8DotI32 {
     PrefetchI8Group(ahead, groups);
   }
 };
+
+// The x86 kernels read the key bytes as k + 128 (vpdpbusd's unsigned operand), the ARM ones as k.
+static_assert(!HWY_ARCH_X86 || kI8KeyOffset == 128, "x86 int8 keys are stored k + 128");
+static_assert(!HWY_ARCH_ARM || kI8KeyOffset == 0, "ARM int8 keys are stored k");
 
 #if EDGEATTN_KV_VNNI
 // AVX512-VNNI: vpdpbusd multiplies the unsigned key bytes (k + 128) by the query's signed bytes,
@@ -288,7 +292,7 @@ struct I8DotMaddubs {
 
 #if EDGEATTN_KV_NEON_MLAL
 // NEON without the dot product (Cortex-A53, A72), as qd8_qc8w_neonmlal_2x4v computes: smull
-// multiplies a group's key bytes (the stored k + 128 flipped back to k) by the query bytes into
+// multiplies a group's key bytes (k, signed: kI8KeyOffset is 0 on ARM) by the query bytes into
 // int16, smlal adds the next group's products (two of [-127, 127] values fit), and sadalp adds
 // the int16 pairs into int32: two accumulators per 4 keys, each key's channels {0, 1} and {2, 3}
 // of a group in adjacent lanes, folded by addp. Half a panel (32 keys, 16 accumulators) per
@@ -317,10 +321,9 @@ struct I8DotNeonMlal {
   }
 
  private:
-  // Group g's key bytes of vector i (4 keys), as signed bytes.
+  // Group g's key bytes of vector i (4 keys).
   static int8x16_t Keys(const uint8_t* HWY_RESTRICT keys, size_t g, size_t i) {
-    return vreinterpretq_s8_u8(
-        veorq_u8(vld1q_u8(keys + g * kI8KeyGroupBytes + 16 * i), vdupq_n_u8(0x80)));
+    return vld1q_s8(reinterpret_cast<const int8_t*>(keys + g * kI8KeyGroupBytes + 16 * i));
   }
 
   static int8x16_t QueryWord(const int8_t* HWY_RESTRICT q8, size_t g) {
@@ -353,26 +356,22 @@ struct I8DotNeonMlal {
 
 #if EDGEATTN_KV_NEON_DOT
 HWY_PUSH_ATTRIBUTES("arch=armv8.2-a+crypto+dotprod")
-// sdot multiplies signed bytes: the key bytes (k + 128) are flipped back to k first. No
-// prefetching (kPrefetchKv is off on ARM).
+// sdot multiplies the key bytes (k, signed: kI8KeyOffset is 0 on ARM) by the query's, 4 keys a
+// vector. No prefetching (kPrefetchKv is off on ARM).
 struct I8DotNeon {
   static void Panel(const int8_t* HWY_RESTRICT q8, int32_t /*q8_sum*/, float q_scale,
                     const uint8_t* HWY_RESTRICT panel, size_t dk, float* HWY_RESTRICT scores,
                     const uint8_t* /*ahead*/) {
     constexpr size_t kVecs = kI8KeyPanel / 4;  // 4 keys per 16-byte vector
     const size_t groups = I8Groups(dk);
-    const uint8x16_t flip = vdupq_n_u8(0x80);
     int32x4_t acc[kVecs];
     for (size_t i = 0; i < kVecs; ++i) acc[i] = vdupq_n_s32(0);
     for (size_t g = 0; g < groups; ++g) {
       int32_t word;
       memcpy(&word, q8 + g * 4, 4);
       const int8x16_t q = vreinterpretq_s8_s32(vdupq_n_s32(word));
-      const uint8_t* keys = panel + g * kI8KeyPanel * 4;
-      for (size_t i = 0; i < kVecs; ++i) {
-        const int8x16_t k = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(keys + i * 16), flip));
-        acc[i] = vdotq_s32(acc[i], k, q);
-      }
+      const int8_t* keys = reinterpret_cast<const int8_t*>(panel + g * kI8KeyPanel * 4);
+      for (size_t i = 0; i < kVecs; ++i) acc[i] = vdotq_s32(acc[i], vld1q_s8(keys + i * 16), q);
     }
     const float* scales = reinterpret_cast<const float*>(panel + groups * kI8KeyPanel * 4);
     for (size_t i = 0; i < kVecs; ++i) {

@@ -1,4 +1,4 @@
-// P V of the Arm dot-product kernels (i8kv_i8dot_neondot, i8kv_i8mm_usmmla) on the int8 values'
+// P V of the Arm dot-product kernels (i8kv_i8dot_neondot, i8kv_i8mm_smmla) on the int8 values'
 // pair rows, in sdot rather than smlal: A76- to X4-class cores issue smlal on one vector pipe and
 // sdot on two or four. Steps 1, 2 and 4 are kv_int8_values-inl.h's; step 3's exact int32 sums come
 // out the same, so the kernel keeps the bits of the target's other int8 kernels.
@@ -62,21 +62,17 @@ struct SdotPairValues {
       sums.low_h[v] = sums.high_h[v] = sums.low_l[v] = sums.high_l[v] = vdupq_n_s32(0);
     }
     const size_t pair_bytes = I8ValuePairBytes(dk);
-    // Groups of 8 pairs (one vector of words) never cross a panel (32 pairs).
-    for (size_t u0 = 0; u0 < pairs; u0 += 8) {
-      const int8x16_t h = vld1q_s8(words + u0 / 8 * 32);
-      const int8x16_t l = vld1q_s8(words + u0 / 8 * 32 + 16);
-      const uint8_t* rows = panels + u0 / (kI8ValuePanel / 2) * I8ValuePanelBytes(dk) +
-                            u0 % (kI8ValuePanel / 2) * pair_bytes + 2 * c0;
-      const size_t n = HWY_MIN(size_t{8}, pairs - u0);
-      // A quad's second pair row past the tile's last reads as zeros: the panel's row there may
-      // hold no position yet (never written) or one past a truncation.
-      const auto second = [&](size_t u) { return u < n ? rows + u * pair_bytes : kZeroRow; };
-      AddQuad<0>(rows, second(1), h, l, sums);
-      if (n > 2) AddQuad<1>(rows + 2 * pair_bytes, second(3), h, l, sums);
-      if (n > 4) AddQuad<2>(rows + 4 * pair_bytes, second(5), h, l, sums);
-      if (n > 6) AddQuad<3>(rows + 6 * pair_bytes, second(7), h, l, sums);
+    // Groups of 8 pairs (one vector of words) never cross a panel (32 pairs): whole ones, then
+    // the tile's last if it has fewer.
+    const auto rows = [&](size_t u0) {
+      return panels + u0 / (kI8ValuePanel / 2) * I8ValuePanelBytes(dk) +
+             u0 % (kI8ValuePanel / 2) * pair_bytes + 2 * c0;
+    };
+    size_t u0 = 0;
+    for (; u0 + 8 <= pairs; u0 += 8) {
+      AddGroup<true>(rows(u0), pair_bytes, 8, words + u0 / 8 * 32, sums);
     }
+    if (u0 < pairs) AddGroup<false>(rows(u0), pair_bytes, pairs - u0, words + u0 / 8 * 32, sums);
     for (size_t v = 0; v < kVecs; ++v) {
       AddSums(vmlaq_n_s32(sums.low_l[v], sums.low_h[v], 128), p, out + c0 + 8 * v);
       AddSums(vmlaq_n_s32(sums.high_l[v], sums.high_h[v], 128), p, out + c0 + 8 * v + 4);
@@ -93,11 +89,7 @@ struct SdotPairValues {
     for (size_t r = 0; r < rows; ++r) {
       const I16Probabilities& p = probabilities[r];
       LayOutWords(p, pairs, words);
-      size_t v = 0;
-      for (; v + 4 <= vecs; v += 4) {
-        RowChannels<4>(panels, dk, pairs, words, p, 8 * v, acc + r * ldacc);
-      }
-      if (v < vecs) {  // two vectors (vecs is even): 16 channels
+      for (size_t v = 0; v < vecs; v += 2) {
         RowChannels<2>(panels, dk, pairs, words, p, 8 * v, acc + r * ldacc);
       }
     }
@@ -122,6 +114,23 @@ struct SdotPairValues {
     vst1q_f32(out, p.unscale == 1.0f
                        ? vfmaq_f32(prior, products, step)
                        : vfmaq_f32(prior, vmulq_f32(products, step), vdupq_n_f32(p.unscale)));
+  }
+
+  // The group's n pairs from `rows` (kWhole: all 8, without the tail's choices), times their
+  // words (h, then l). A quad's second
+  // pair row past the tile's last reads as zeros: the panel's row there may hold no position yet
+  // (never written) or one past a truncation.
+  template <bool kWhole, size_t kVecs>
+  static HWY_INLINE void AddGroup(const uint8_t* HWY_RESTRICT rows, size_t pair_bytes, size_t n,
+                                  const int8_t* HWY_RESTRICT words, Sums<kVecs>& sums) {
+    const int8x16_t h = vld1q_s8(words), l = vld1q_s8(words + 16);
+    const auto second = [&](size_t u) {
+      return kWhole || u < n ? rows + u * pair_bytes : kZeroRow;
+    };
+    AddQuad<0>(rows, second(1), h, l, sums);
+    if (kWhole || n > 2) AddQuad<1>(rows + 2 * pair_bytes, second(3), h, l, sums);
+    if (kWhole || n > 4) AddQuad<2>(rows + 4 * pair_bytes, second(5), h, l, sums);
+    if (kWhole || n > 6) AddQuad<3>(rows + 6 * pair_bytes, second(7), h, l, sums);
   }
 
   // Quad kLane of the group: pair rows `first` and `second` zipped into 4 positions per channel.

@@ -116,11 +116,11 @@ KERNELS = [
            "of sdot peak)", "neon", "attention_kv.cc.o", KV_VALUES, "pv16", 16, 0, None,
            (), 16),
     # i8kv_i8dot_neondot's P V (kv_int8_values_sdot-inl.h): a row at a time, 8 pairs (4 zipped
-    # quads) x 32 channels per loop step.
+    # quads) x 16 channels per loop step.
     Kernel("int8 KV values, NEON sdot on zipped pair rows, a row (per pair of keys x 16 "
            "channels; % of sdot peak)", "neon", "attention_kv.cc.o",
-           "edgeattn::simd::{ns}::SdotPairValues::RowChannels<4ul>(", "sdotpv", 4, 0, None,
-           (), 64),
+           "edgeattn::simd::{ns}::SdotPairValues::RowChannels<2ul>(", "sdotpv", 4, 0, None,
+           (), 32),
     Kernel("int8 KV scores, SVE int32 mla, a vector of keys (per group of 4 k; % of sdot peak)",
            "sve", "attention_kv.cc.o", KV % "I8DotI32", "mla", 4, 0),
     Kernel("int8 KV values, SVE pair rows, 1 row (per pair of keys x 4 vectors; % of sdot peak)",
@@ -134,11 +134,11 @@ KERNELS = [
     Kernel("bf16 KV bf16kv_bf16dot_6x8, bfdot on zipped pairs (per 2 k-steps; % of fmla issue)",
            "neon", "attention_arm_half.cc.o", "edgeattn::simd::{ns}::Bfdot::Tile<6ul>(", "bfdot",
            12, 0, None, ("cortex-a55", "neoverse-n1", "oryon-1")),
-    # The int8 KV cache's scores on usmmla (i8kv_i8mm_usmmla): 2 row pairs x 16 keys, 8
+    # The int8 KV cache's scores on smmla (i8kv_i8mm_smmla): 2 row pairs x 16 keys, 8
     # channels (two 4-channel key words zipped) per step; judged per instruction as one sdot
-    # (% of the sdot issue rate; a usmmla does 32 multiply-adds, an sdot 16).
-    Kernel("int8 KV scores, NEON usmmla, 4 rows x 16 keys (per 8 k; % of sdot issue)", "neon",
-           "attention_arm_i8mm.cc.o", "edgeattn::simd::{ns}::UsmmlaTile<2ul>(", "usmmla", 16, 0,
+    # (% of the sdot issue rate; an smmla does 32 multiply-adds, an sdot 16).
+    Kernel("int8 KV scores, NEON smmla, 4 rows x 16 keys (per 8 k; % of sdot issue)", "neon",
+           "attention_arm_i8mm.cc.o", "edgeattn::simd::{ns}::SmmlaTile<2ul>(", "smmla", 16, 0,
            None, ("cortex-a55", "neoverse-n1")),
 ]
 # The cores without the Armv8.2 dot product (Cortex-A53, and the A72 as LLVM 19 models it; the
@@ -165,7 +165,7 @@ NO_DOT_KERNELS = [
 # FLOP, sdot 4 int8 multiply-accumulates, mla one (an int32 one, against the int8 peak: the
 # portable kernel's cost in the unit of the dot-product kernels).
 WORK = {"fmla": (2, "flop"), "sdot": (4, "mac"), "mla": (1, "mac"), "bfdot": (2, "flop"),
-        "usmmla": (4, "mac"), "mull8": (2, "mac"), "mlal16": (1, "mac"),
+        "smmla": (4, "mac"), "mull8": (2, "mac"), "mlal16": (1, "mac"),
         "pv16": (1, "mac"), "sdotpv": (2, "mac")}
 # Issue slots of the peak per unit of work, where an instruction does less useful work than it
 # issues (sdotpv: a P V multiply-add takes two of an sdot lane's, the probability's halves).
@@ -178,7 +178,7 @@ ISSUE_PER_WORK = {"sdotpv": 2}
 # sdotpv: the same products in sdot on zipped pair rows, a lane 4 positions of one channel times
 # the high or the low 7 bits of their probabilities: two multiply-adds of P V per lane.
 WORK_FORMS = {"fmla": ("fmla", "fmad"), "sdot": ("sdot",), "mla": ("mla", "mad"),
-              "bfdot": ("bfdot",), "usmmla": ("usmmla",),
+              "bfdot": ("bfdot",), "smmla": ("smmla",),
               "mull8": ("smull", "smull2", "smlal", "smlal2"), "mlal16": ("smlal", "smlal2"),
               "pv16": ("smlal", "smlal2", "smlalb", "smlalt", "mla"), "sdotpv": ("sdot",)}
 

@@ -44,7 +44,7 @@ kernels='TestGroup/'  # the per-target kernel tests (HWY_EXPORT_AND_TEST_P), as 
 # run from simd_test itself.
 # The kernel tests whose kernel lists follow the CPU's features (dot product, fp16, bf16, i8mm).
 feature_kernels='(GemmI8|AttentionKv|AttentionKvPack|AttentionArmHalf|AttentionArmI8mm)TestGroup/'
-# max's NEON run: i8kv_i8mm_usmmla with sdot's P V on the NEON target (neoverse-n1 has no i8mm).
+# max's NEON run: i8kv_i8mm_smmla with sdot's P V on the NEON target (neoverse-n1 has no i8mm).
 kernel_runs=(cortex-a53 "ctest:$feature_kernels" max,sve-default-vector-length=16 'SVE2 SVE2_128'
              max 'ctest:(AttentionKv|AttentionArmI8mm)TestGroup/.*/NEON( |$)')
 suite_cpu=neoverse-n1  # where the rest of the suite runs, kernel tests included
@@ -117,7 +117,7 @@ check_dispatch() {  # prints each CPU model's target and int8 kernels; fails wit
     chosen+=("$(field "$out" 'highway chosen')")
     echo "== QEMU_CPU=$cpu: Highway target ${chosen[-1]}," \
       "int8 kernels $(field "$out" 'int8 kernels'), chosen $(field "$out" 'int8 chosen')"
-    # The compact KV cache's kernels: the fp16 / bf16 arithmetic and usmmla ones where the CPU
+    # The compact KV cache's kernels: the fp16 / bf16 arithmetic and smmla ones where the CPU
     # has the instructions.
     echo "   kv fp16 kernels $(field "$out" 'kv fp16 kernels'), kv bf16 kernels" \
       "$(field "$out" 'kv bf16 kernels'), kv int8 kernels $(field "$out" 'kv int8 kernels')"

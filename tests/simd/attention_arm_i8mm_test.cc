@@ -1,7 +1,7 @@
-// The usmmla int8 KV core (i8kv_i8mm_usmmla, simd/attention_arm_i8mm.h) on every compiled target
+// The smmla int8 KV core (i8kv_i8mm_smmla, simd/attention_arm_i8mm.h) on every compiled target
 // that lists it: listed exactly where the CPU has i8mm, first of the int8 kernels, and bit for
 // bit the portable int8 kernel (i8kv_i8dot_i32, whose rounding attention_kv_test.cc models, as
-// it does this kernel's) on odd row counts (a row standing in as its own usmmla partner), odd
+// it does this kernel's) on odd row counts (a row standing in as its own smmla partner), odd
 // channel-group counts (a group paired with zero queries), every key tail, masks and weights.
 #include "simd/attention_arm_i8mm.h"
 
@@ -23,7 +23,7 @@ namespace {
 
 using testing_support::RandomNormal;
 
-constexpr const char* kName = "i8kv_i8mm_usmmla";
+constexpr const char* kName = "i8kv_i8mm_smmla";
 
 void TestArmI8mmListed(int64_t target) {
   ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(target));

@@ -45,9 +45,14 @@ inline float ModelQuantizeI8(const float* x, std::size_t n, int8_t* q) {
   return max / 127.0f;
 }
 
+// The stored key byte of k: k + 128 on x86 (vpdpbusd's unsigned operand), k elsewhere (sdot's and
+// smmla's signed one).
+constexpr int kModelKeyOffset = HWY_ARCH_X86 ? 128 : 0;
+static_assert(simd::kI8KeyOffset == kModelKeyOffset, "attention_kv.h's key bytes");
+
 // The bytes a pack of keys and values [0, lk) (rows of dk, strides ldk and ldv) leaves in the
-// int8 layouts: 64-key panels of 4-channel words holding the rotated key's bytes + 128, then the
-// scales (lanes past lk: bytes 128, scale 0); 64-value panels of pair rows (channel c of
+// int8 layouts: 64-key panels of 4-channel words holding the rotated key's bytes + the offset,
+// then the scales (lanes past lk: zeros, scale 0); 64-value panels of pair rows (channel c of
 // positions 2u, 2u + 1 at bytes 2c, 2c + 1 of row u; zeros past dk, and for an odd lk's last
 // partner), then the scales. values_written: the value bytes a pack defines (the rest of a
 // panel past lk is left as it was).
@@ -62,7 +67,7 @@ inline ModelI8Pack ModelPackI8(const float* k, std::size_t ldk, const float* v, 
                              simd::kI8ValueAlign;
   const std::size_t pair = 2 * padded, value_panel = 32 * pair + 64 * 4;
   ModelI8Pack out;
-  out.keys.assign((lk + simd::kI8KeyPanel - 1) / simd::kI8KeyPanel * panel, 128);
+  out.keys.assign((lk + simd::kI8KeyPanel - 1) / simd::kI8KeyPanel * panel, kModelKeyOffset);
   out.values.assign((lk + 63) / 64 * value_panel, 0);
   out.values_written.assign(out.values.size(), false);
   std::vector<float> rotated(dk);
@@ -76,7 +81,8 @@ inline ModelI8Pack ModelPackI8(const float* k, std::size_t ldk, const float* v, 
       ModelRotateI8(rotated.data(), dk);
       scale = ModelQuantizeI8(rotated.data(), dk, q.data());
       for (std::size_t c = 0; c < dk; ++c) {
-        base[c / 4 * simd::kI8KeyPanel * 4 + lane * 4 + c % 4] = static_cast<uint8_t>(q[c] + 128);
+        base[c / 4 * simd::kI8KeyPanel * 4 + lane * 4 + c % 4] =
+            static_cast<uint8_t>(q[c] + kModelKeyOffset);
       }
     }
     std::memcpy(base + groups * simd::kI8KeyPanel * 4 + lane * 4, &scale, sizeof(float));

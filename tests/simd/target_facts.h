@@ -23,7 +23,7 @@ struct TargetFacts {
   // attention_arm_half-inl.h compiles f16kv_f16fma_6x8 and bf16kv_bf16dot_6x8 for the target.
   bool arm_f16_attention_compiled;
   bool arm_bf16_attention_compiled;
-  // attention_arm_i8mm-inl.h compiles i8kv_i8mm_usmmla for the target.
+  // attention_arm_i8mm-inl.h compiles i8kv_i8mm_smmla for the target.
   bool arm_i8mm_attention_compiled;
 };
 
