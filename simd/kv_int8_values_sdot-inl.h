@@ -102,8 +102,8 @@ struct SdotPairValues {
     int32x4_t low_h[kVecs], high_h[kVecs], low_l[kVecs], high_l[kVecs];
   };
 
-  // The bytes RowChannels reads for a missing pair row (kVecs <= 4 vectors of 16).
-  static constexpr uint8_t kZeroRow[64] = {};
+  // The bytes RowChannels reads for a missing pair row (kVecs vectors of 16).
+  alignas(16) static constexpr uint8_t kZeroRow[32] = {};
 
   // out[0, 4) += float(sums) * step (* unscale): AddPairSums' arithmetic, one lane at a time as
   // there, so the same on any vector width (the SVE targets' kernels).
@@ -117,9 +117,9 @@ struct SdotPairValues {
   }
 
   // The group's n pairs from `rows` (kWhole: all 8, without the tail's choices), times their
-  // words (h, then l). A quad's second
-  // pair row past the tile's last reads as zeros: the panel's row there may hold no position yet
-  // (never written) or one past a truncation.
+  // words (h, then l). A quad's second pair row past the tile's last is read as zeros, not from
+  // the panel, whose row there may hold no position yet (never written); its probabilities are
+  // zeros too, so no result depends on it.
   template <bool kWhole, size_t kVecs>
   static HWY_INLINE void AddGroup(const uint8_t* HWY_RESTRICT rows, size_t pair_bytes, size_t n,
                                   const int8_t* HWY_RESTRICT words, Sums<kVecs>& sums) {
@@ -138,6 +138,7 @@ struct SdotPairValues {
   static HWY_INLINE void AddQuad(const uint8_t* HWY_RESTRICT first,
                                  const uint8_t* HWY_RESTRICT second, int8x16_t h, int8x16_t l,
                                  Sums<kVecs>& sums) {
+    static_assert(16 * kVecs <= sizeof(kZeroRow), "a missing row's vectors");
     for (size_t v = 0; v < kVecs; ++v) {
       const int16x8_t a = vld1q_s16(reinterpret_cast<const int16_t*>(first + 16 * v));
       const int16x8_t b = vld1q_s16(reinterpret_cast<const int16_t*>(second + 16 * v));
@@ -155,8 +156,8 @@ struct SdotPairValues {
   static void LayOutWords(const I16Probabilities& p, size_t pairs, int8_t* HWY_RESTRICT words) {
     const int16x8_t low_bits = vdupq_n_s16(127);
     for (size_t u0 = 0; u0 < pairs; u0 += 8) {
-      // 16 probabilities; past RoundUp(keys + 1, 4) they are whatever the buffer held, and their
-      // bytes meet only the zeros of missing pair rows, or no sdot at all.
+      // 16 probabilities; the tile's pair rows meet only defined ones (q[keys] = 0: an odd
+      // count's partner), the bytes past them meet a missing pair row's zeros, or no sdot.
       const int16x8_t q0 = vld1q_s16(p.q + 2 * u0), q1 = vld1q_s16(p.q + 2 * u0 + 8);
       vst1q_s8(words + u0 / 8 * 32, vcombine_s8(vshrn_n_s16(q0, 7), vshrn_n_s16(q1, 7)));
       vst1q_s8(words + u0 / 8 * 32 + 16,

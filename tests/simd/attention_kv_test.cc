@@ -397,8 +397,8 @@ void CheckI8ValuesExact(const simd::AttentionKernel& kernel) {
   if (kernel.kv != simd::KvType::kI8) return;
   uint32_t seed = 900;
   for (size_t dk : {1, 48, 129}) {  // channel blocks of 1, 2 + 1, 4 + 4 + 1 (AVX-512 vectors)
-    // 2, 3 and 4 pairs: a 4-stream tail, sdot's quads with and without a second pair row; 65: a
-    // panel of one key, its causal rows (57 to 65 keys) the tails of sdot's groups of 8 pairs
+    // 2, 3 and 4 pairs: a 4-stream tail, sdot's quads of two pair rows and of one; 65: a panel
+    // of one key, its causal rows (57 to 65 keys) the tails of sdot's groups of 8 pairs
     for (size_t lk : {1, 4, 5, 7, 65}) {
       for (size_t lq : {1, 3, 9}) {
         if (lq > lk) continue;
