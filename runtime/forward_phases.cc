@@ -256,31 +256,90 @@ void QuantizeConcatAfterLastHead(const ForwardPass& pass, std::size_t b, std::si
                        buf.concat8.outliers(row0), p.quantized_bytes);
 }
 
+// Query chunk `chunk` of head bh (batch item b = bh / heads).
+void AttendChunk(const ForwardPass& pass, std::size_t bh, std::size_t chunk, std::size_t worker) {
+  const ForwardPlan& p = pass.plan;
+  const MhaShape& s = pass.call.shape;
+  const std::size_t b = bh / s.heads;
+  const std::size_t q0 = chunk * kQueryChunk;
+  const std::size_t q1 = Min(q0 + kQueryChunk, s.lq);
+  const std::size_t q_valid = Min(q1, p.q_rows.valid(b));
+  const simd::AttentionHeadArgs args = HeadArgs(pass, b, bh);
+  if (q0 < q_valid) {
+    pass.call.attention.run(args, q0, q_valid, pass.buffers.scratch + worker * p.scratch_size);
+  }
+  if (args.weights != nullptr) {
+    ZeroWeightsPastLengths(args.weights, args.ldw, q0, q1, q_valid, p.k_rows.valid(b));
+  }
+  if (p.quantize) QuantizeConcatAfterLastHead(pass, b, chunk, q0, q_valid);
+}
+
+// Whether the query heads of a decode step's group can be one call's rows. The core places row i
+// at the step's position + i: no change where a row sees every key up to the last (there is none
+// past it), but a window's or a ring's lower bound would move; mask rows, sinks and weights are
+// per head.
+bool GroupRunsAsRows(const ForwardPass& pass, const simd::AttentionHeadArgs& args) {
+  return args.mask.window == 0 && args.mask.ring == 0 && args.mask.additive == nullptr &&
+         args.weights == nullptr && pass.call.math.sinks.empty();
+}
+
+// Heads [h0, h1) of a decode step's (one position: a single query chunk) query heads that share
+// key/value head g of batch item b. Where they can, they run as one call's rows: their queries
+// and concat columns lie side by side, dk apart, so the keys and values are read once for them
+// and the core's row tiles are filled instead of one row each; otherwise head by head.
+void AttendQueryGroup(const ForwardPass& pass, std::size_t b, std::size_t g, std::size_t h0,
+                      std::size_t h1, std::size_t worker) {
+  const ForwardPlan& p = pass.plan;
+  const MhaShape& s = pass.call.shape;
+  const std::size_t bh0 = b * s.heads + g * (s.heads / s.kv_heads) + h0;
+  simd::AttentionHeadArgs args = HeadArgs(pass, b, bh0);
+  if (!GroupRunsAsRows(pass, args)) {
+    for (std::size_t i = 0; i < h1 - h0; ++i) AttendChunk(pass, bh0 + i, 0, worker);
+    return;
+  }
+  args.ldq = args.dk;
+  args.ldo = args.dk;
+  const std::size_t valid = Min(p.q_rows.valid(b), std::size_t{1});  // padded items may have none
+  if (valid != 0) {
+    pass.call.attention.run(args, 0, h1 - h0, pass.buffers.scratch + worker * p.scratch_size);
+  }
+  if (p.quantize) {
+    for (std::size_t i = h0; i < h1; ++i) QuantizeConcatAfterLastHead(pass, b, 0, 0, valid);
+  }
+}
+
+// A decode step of grouped-query heads: items of (batch item, key/value head), each group's
+// heads split in as many parts as it takes to give every worker an item.
+void AttendQueryGroups(const ForwardPass& pass) {
+  const MhaShape& s = pass.call.shape;
+  const std::size_t group = s.heads / s.kv_heads, groups = s.batch * s.kv_heads;
+  const std::size_t parts = Min(group, DivCeil(pass.plan.workers, groups));
+  const std::size_t heads_per_part = DivCeil(group, parts);
+  ForEachItem(pass, groups * parts, [&](std::size_t item, std::size_t worker) {
+    const std::size_t bg = item / parts, h0 = item % parts * heads_per_part;
+    if (h0 < group) {
+      AttendQueryGroup(pass, bg / s.kv_heads, bg % s.kv_heads, h0, Min(h0 + heads_per_part, group),
+                       worker);
+    }
+  });
+}
+
 }  // namespace
 
 void Attend(const ForwardPass& pass) {
   const ForwardPlan& p = pass.plan;
   const MhaShape& s = pass.call.shape;
-  const std::size_t items = s.batch * s.heads * p.query_chunks;
   if (p.quantize) {
     for (std::size_t i = 0; i < s.batch * p.query_chunks; ++i) {
       new (pass.buffers.heads_done + i) std::atomic<std::uint32_t>(0);
     }
   }
-  ForEachItem(pass, items, [&](std::size_t item, std::size_t worker) {
-    const std::size_t bh = item / p.query_chunks;
-    const std::size_t b = bh / s.heads;
-    const std::size_t q0 = item % p.query_chunks * kQueryChunk;
-    const std::size_t q1 = Min(q0 + kQueryChunk, s.lq);
-    const std::size_t q_valid = Min(q1, p.q_rows.valid(b));
-    const simd::AttentionHeadArgs args = HeadArgs(pass, b, bh);
-    if (q0 < q_valid) {
-      pass.call.attention.run(args, q0, q_valid, pass.buffers.scratch + worker * p.scratch_size);
-    }
-    if (args.weights != nullptr) {
-      ZeroWeightsPastLengths(args.weights, args.ldw, q0, q1, q_valid, p.k_rows.valid(b));
-    }
-    if (p.quantize) QuantizeConcatAfterLastHead(pass, b, item % p.query_chunks, q0, q_valid);
+  if (s.lq == 1 && s.heads > s.kv_heads) {
+    AttendQueryGroups(pass);
+    return;
+  }
+  ForEachItem(pass, s.batch * s.heads * p.query_chunks, [&](std::size_t item, std::size_t worker) {
+    AttendChunk(pass, item / p.query_chunks, item % p.query_chunks, worker);
   });
 }
 

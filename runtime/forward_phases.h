@@ -24,8 +24,9 @@ void NormAndRotateHeads(const ForwardPass& pass);
 // Each (batch item, key/value head)'s keys and values into the attention core's packed layout,
 // in the workspace or appended to the cache; the key padding mask as an additive bias.
 void PackKeysValues(const ForwardPass& pass);
-// The attention core per (batch item, head, block of query rows), into the concat rows; the
-// per-head attention weights if asked for. int8: each block of query rows is quantized for the
+// The attention core per (batch item, head, block of query rows), into the concat rows (a
+// decode step's query heads that share a key/value head as one call's rows); the per-head
+// attention weights if asked for. int8: each block of query rows is quantized for the
 // output projection by the item that finishes its last head.
 void Attend(const ForwardPass& pass);
 // need_weights = kAveraged: the mean of the per-head weights into the caller's buffer.
