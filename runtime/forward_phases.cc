@@ -274,16 +274,25 @@ void AttendChunk(const ForwardPass& pass, std::size_t bh, std::size_t chunk, std
   if (p.quantize) QuantizeConcatAfterLastHead(pass, b, chunk, q0, q_valid);
 }
 
-// Whether the query heads of a decode step's group can be one call's rows. The core places row i
-// at the step's position + i: no change where a row sees every key up to the last (there is none
-// past it), but a window's or a ring's lower bound would move; mask rows, sinks and weights are
-// per head.
-bool GroupRunsAsRows(const ForwardPass& pass, const simd::AttentionHeadArgs& args) {
-  return args.mask.window == 0 && args.mask.ring == 0 && args.mask.additive == nullptr &&
-         args.weights == nullptr && pass.call.math.sinks.empty();
+// Whether a call's query heads run per key/value head (AttendQueryGroups): one query position,
+// grouped-query heads, and nothing per head (mask rows, sinks, weights) or moving with a row's
+// position (a window).
+bool GroupsQueryHeads(const ForwardPass& pass) {
+  const MhaShape& s = pass.call.shape;
+  return s.lq == 1 && s.heads > s.kv_heads && pass.call.options.attn_mask == nullptr &&
+         pass.buffers.head_weights == nullptr && pass.call.math.sinks.empty() &&
+         pass.call.math.window == 0;
 }
 
-// Heads [h0, h1) of a decode step's (one position: a single query chunk) query heads that share
+// Whether a group's heads can be one call's rows. The core places row i at position
+// causal_offset + i: the keys of row 0 for every row where row 0 sees them all (a causal mask
+// with keys past the query's position cuts row i at key i instead: a Forward of one query row
+// against more keys), and no ring, whose bounds move with the row.
+bool GroupRunsAsRows(const simd::AttentionHeadArgs& args) {
+  return args.mask.ring == 0 && (!args.mask.causal || args.lk <= args.mask.causal_offset + 1);
+}
+
+// Heads [h0, h1) of a one-position call's (a single query chunk) query heads that share
 // key/value head g of batch item b. Where they can, they run as one call's rows: their queries
 // and concat columns lie side by side, dk apart, so the keys and values are read once for them
 // and the core's row tiles are filled instead of one row each; otherwise head by head.
@@ -293,7 +302,7 @@ void AttendQueryGroup(const ForwardPass& pass, std::size_t b, std::size_t g, std
   const MhaShape& s = pass.call.shape;
   const std::size_t bh0 = b * s.heads + g * (s.heads / s.kv_heads) + h0;
   simd::AttentionHeadArgs args = HeadArgs(pass, b, bh0);
-  if (!GroupRunsAsRows(pass, args)) {
+  if (!GroupRunsAsRows(args)) {
     for (std::size_t i = 0; i < h1 - h0; ++i) AttendChunk(pass, bh0 + i, 0, worker);
     return;
   }
@@ -308,8 +317,8 @@ void AttendQueryGroup(const ForwardPass& pass, std::size_t b, std::size_t g, std
   }
 }
 
-// A decode step of grouped-query heads: items of (batch item, key/value head), each group's
-// heads split in as many parts as it takes to give every worker an item.
+// A one-position call of grouped-query heads (a decode step): items of (batch item, key/value
+// head), each group's heads split in as many parts as it takes to give every worker an item.
 void AttendQueryGroups(const ForwardPass& pass) {
   const MhaShape& s = pass.call.shape;
   const std::size_t group = s.heads / s.kv_heads, groups = s.batch * s.kv_heads;
@@ -334,7 +343,7 @@ void Attend(const ForwardPass& pass) {
       new (pass.buffers.heads_done + i) std::atomic<std::uint32_t>(0);
     }
   }
-  if (s.lq == 1 && s.heads > s.kv_heads) {
+  if (GroupsQueryHeads(pass)) {
     AttendQueryGroups(pass);
     return;
   }

@@ -165,6 +165,9 @@ TEST(AttentionOptionsTest, MatchReferenceFp32) {
   CheckOptions(48, 6, 6, 70, 130, Precision::kFp32);
   CheckOptions(48, 6, 2, 300, 300, Precision::kFp32);  // more than one key tile, GQA
   CheckOptions(32, 4, 1, 5, 9, Precision::kFp32);      // multi-query
+  // One query row, a decode step's shape: causal, it sees key 0 alone (Forward); grouped heads.
+  CheckOptions(48, 6, 2, 1, 70, Precision::kFp32);
+  CheckOptions(32, 4, 1, 1, 9, Precision::kFp32);
 }
 
 TEST(AttentionOptionsTest, MatchReferenceCompactKv) {
@@ -172,6 +175,7 @@ TEST(AttentionOptionsTest, MatchReferenceCompactKv) {
     CheckOptions(48, 6, 6, 70, 130, Precision::kFp32, format);
     CheckOptions(48, 6, 2, 300, 300, Precision::kFp32, format);
     CheckOptions(32, 4, 1, 5, 9, Precision::kFp32, format);
+    CheckOptions(32, 4, 1, 1, 9, Precision::kFp32, format);
   }
   CheckOptions(64, 8, 2, 33, 300, Precision::kInt8, KvFormat::kInt8);
 }
@@ -179,6 +183,7 @@ TEST(AttentionOptionsTest, MatchReferenceCompactKv) {
 TEST(AttentionOptionsTest, MatchReferenceInt8) {
   CheckOptions(64, 4, 4, 70, 130, Precision::kInt8);
   CheckOptions(64, 8, 2, 33, 300, Precision::kInt8);
+  CheckOptions(64, 8, 2, 1, 40, Precision::kInt8);  // one query row; padded items have none
 }
 
 // A query row whose every key is masked gets zeros from each head: its output is the output
