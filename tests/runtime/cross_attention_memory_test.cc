@@ -39,15 +39,19 @@ struct CrossCase {
   std::vector<std::size_t> items;        // memory item of each query item
   std::vector<std::size_t> key_lengths;  // empty: every frame
   Precision precision;
+  KvFormat kv_format = KvFormat::kFp32;
 };
 
 void CheckCrossSteps(const CrossCase& c) {
   SCOPED_TRACE(::testing::Message() << "d=" << c.d << " heads=" << c.heads << "/" << c.kv_heads
                                     << " frames=" << c.frames << " beams=" << c.items.size()
-                                    << (c.precision == Precision::kInt8 ? " int8" : " fp32"));
+                                    << (c.precision == Precision::kInt8 ? " int8" : " fp32")
+                                    << " K/V " << KvFormatName(c.kv_format));
   const std::size_t d = c.d, beams = c.items.size();
   const GqaModel model(d, c.heads, c.kv_heads, 40 + d);
-  const MultiheadAttention mha(model.with(c.precision), model.view());
+  Config config = model.with(c.precision);
+  config.kv_format = c.kv_format;
+  const MultiheadAttention mha(config, model.view());
   const std::vector<float> encoder = RandomNormal(c.memory_batch * c.frames * d, 7);
   const std::vector<float> query = RandomNormal(beams * c.steps * d, 8);
   // What each step must give: Forward over the encoder output of each beam's item.
@@ -91,6 +95,12 @@ TEST(CrossAttentionMemoryTest, StepsEqualForwardOverTheEncoderOutput) {
   CheckCrossSteps({32, 4, 4, 3, 65, 2, {2, 0, 1}, {65, 17, 1}, Precision::kFp32});  // padded
   CheckCrossSteps({64, 8, 8, 2, 129, 2, {0, 1, 1, 0}, {100, 129}, Precision::kInt8});
   CheckCrossSteps({32, 1, 1, 1, 3, 2, {0}, {}, Precision::kInt8});
+  // One-position steps of grouped-query heads run each group as one core call's rows; Forward
+  // over several positions runs head by head: the same bits in every K/V format.
+  for (KvFormat format : {KvFormat::kBf16, KvFormat::kFp16, KvFormat::kInt8}) {
+    CheckCrossSteps({48, 6, 2, 2, 70, 2, {1, 0, 1}, {}, Precision::kFp32, format});
+  }
+  CheckCrossSteps({64, 8, 2, 2, 129, 2, {0, 1, 1, 0}, {100, 129}, Precision::kInt8});
 }
 
 // One memory in each K/V format (Config::kv_format), projected three times over (the longest
