@@ -89,6 +89,7 @@ struct SdotPairValues {
     for (size_t r = 0; r < rows; ++r) {
       const I16Probabilities& p = probabilities[r];
       LayOutWords(p, pairs, words);
+      // 16 channels a pass: with 32, g++ 12 hoists a group's 32 value loads and spills sums.
       for (size_t v = 0; v < vecs; v += 2) {
         RowChannels<2>(panels, dk, pairs, words, p, 8 * v, acc + r * ldacc);
       }
