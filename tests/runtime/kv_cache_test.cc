@@ -34,12 +34,14 @@ std::vector<float> Rows(const std::vector<float>& x, std::size_t batch, std::siz
 }
 
 void CheckDecode(std::size_t d, std::size_t heads, std::size_t kv_heads, std::size_t batch,
-                 Precision precision, const std::vector<std::size_t>& steps) {
+                 Precision precision, const std::vector<std::size_t>& steps,
+                 std::size_t threads = 2) {
   std::size_t length = 0;
   for (std::size_t n : steps) length += n;
   SCOPED_TRACE(::testing::Message()
                << "d=" << d << " heads=" << heads << "/" << kv_heads << " batch=" << batch
-               << " length=" << length << " " << (precision == Precision::kInt8 ? "int8" : "fp32"));
+               << " length=" << length << " " << (precision == Precision::kInt8 ? "int8" : "fp32")
+               << " threads=" << threads);
   const GqaModel model(d, heads, kv_heads, 3 * d + kv_heads);
   const MultiheadAttention mha(model.with(precision), model.view());
   const std::vector<float> x = RandomNormal(batch * length * d, 17 + length);
@@ -49,7 +51,7 @@ void CheckDecode(std::size_t d, std::size_t heads, std::size_t kv_heads, std::si
   ForwardOptions causal;
   causal.is_causal = true;
   std::vector<float> full(x.size()), ref(x.size());
-  Context context(2);
+  Context context(threads);
   mha.Forward(context, tx, {full.data(), batch, length, d}, causal);
   ReferenceForward(model.config, model.view(), tx, tx, tx, {ref.data(), batch, length, d}, causal);
 
@@ -84,6 +86,8 @@ TEST(KvCacheTest, StepsEqualCausalForward) {
   CheckDecode(48, 6, 3, 2, Precision::kFp32, {10, 1, 1, 300, 1});  // GQA, batch 2
   CheckDecode(32, 4, 1, 1, Precision::kFp32, {1, 2, 3, 60, 1});    // multi-query
   CheckDecode(64, 8, 2, 2, Precision::kInt8, {7, 1, 1, 250, 1, 1});
+  // One group of 4 query heads over 3 threads: parts of 2, 2 and none, int8 output rows.
+  CheckDecode(32, 4, 1, 1, Precision::kInt8, {3, 1, 1, 40, 1}, 3);
 }
 
 // Rolling back positions and decoding others gives what decoding those from the start gives.
