@@ -322,14 +322,12 @@ void AttendQueryGroup(const ForwardPass& pass, std::size_t b, std::size_t g, std
 void AttendQueryGroups(const ForwardPass& pass) {
   const MhaShape& s = pass.call.shape;
   const std::size_t group = s.heads / s.kv_heads, groups = s.batch * s.kv_heads;
-  const std::size_t parts = Min(group, DivCeil(pass.plan.workers, groups));
-  const std::size_t heads_per_part = DivCeil(group, parts);
+  const std::size_t heads_per_part = DivCeil(group, DivCeil(pass.plan.workers, groups));
+  const std::size_t parts = DivCeil(group, heads_per_part);  // none left empty
   ForEachItem(pass, groups * parts, [&](std::size_t item, std::size_t worker) {
     const std::size_t bg = item / parts, h0 = item % parts * heads_per_part;
-    if (h0 < group) {
-      AttendQueryGroup(pass, bg / s.kv_heads, bg % s.kv_heads, h0, Min(h0 + heads_per_part, group),
-                       worker);
-    }
+    AttendQueryGroup(pass, bg / s.kv_heads, bg % s.kv_heads, h0, Min(h0 + heads_per_part, group),
+                     worker);
   });
 }
 

@@ -86,7 +86,7 @@ TEST(KvCacheTest, StepsEqualCausalForward) {
   CheckDecode(48, 6, 3, 2, Precision::kFp32, {10, 1, 1, 300, 1});  // GQA, batch 2
   CheckDecode(32, 4, 1, 1, Precision::kFp32, {1, 2, 3, 60, 1});    // multi-query
   CheckDecode(64, 8, 2, 2, Precision::kInt8, {7, 1, 1, 250, 1, 1});
-  // One group of 4 query heads over 3 threads: parts of 2, 2 and none, int8 output rows.
+  // One group of 4 query heads over 3 threads: two parts of 2, int8 output rows.
   CheckDecode(32, 4, 1, 1, Precision::kInt8, {3, 1, 1, 40, 1}, 3);
 }
 
