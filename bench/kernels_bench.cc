@@ -148,6 +148,31 @@ BENCHMARK(BM_GemmI8)
     ->Args({1500, 1152, 384, 64})
     ->Unit(benchmark::kMicrosecond);
 
+// Dynamic quantization of activation rows as the int8 projections take them (per row and
+// block, with the row's outliers kept in float): M rows of K values, in G values/s.
+void BM_QuantizeRows(benchmark::State& state) {
+  const std::size_t m = state.range(0), k = state.range(1), block = state.range(2);
+  const std::vector<float> x = RandomActivations(m * k, 1);
+  std::vector<std::int8_t> xq(m * simd::QuantizedRowStride(k));
+  std::vector<float> xs(m * simd::QuantBlockCount(k, block));
+  std::vector<std::uint32_t> count(m), channel(m * simd::kMaxOutliersPerRow);
+  std::vector<float> value(m * simd::kMaxOutliersPerRow);
+  const simd::RowOutliers outliers{count.data(), channel.data(), value.data()};
+  for (auto _ : state) {
+    simd::QuantizeRowsI8(x.data(), k, m, k, block, xq.data(), xs.data(), outliers,
+                         simd::QuantizedBytes::kOffsetUnsigned);
+    benchmark::DoNotOptimize(xq.data());
+  }
+  state.counters["Gvalues/s"] =
+      benchmark::Counter(double(m) * k * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_QuantizeRows)
+    ->ArgNames({"M", "K", "block"})
+    ->Args({128, 768, 256})
+    ->Args({1500, 384, 256})
+    ->Args({128, 768, 64})
+    ->Unit(benchmark::kMicrosecond);
+
 // The kernels a head is timed with: the best fp32 kernel, then every bf16-K/V and fp16-K/V
 // kernel this CPU runs, best first (AMX tiles, widening, vdpbf16ps; vfmadd231ph, widening).
 std::vector<const simd::AttentionKernel*> HeadKernels() {
