@@ -118,7 +118,7 @@ HWY_INLINE void RoundRowToI8(const float* HWY_RESTRICT x, size_t n, const I8RowS
     memset(q, to_stored, n);
     return;
   }
-  QuantizeBlock(x, n, s.inverse, hn::Set(hn::Rebind<int8_t, QuantTag>(), to_stored), q);
+  QuantizeBlock(x, n, s.inverse, to_stored, q);
 }
 
 // The contract's rounding of x[0, n) into q[0, n); returns the row's scale.

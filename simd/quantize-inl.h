@@ -14,6 +14,7 @@
 #include <limits>
 
 #include "hwy/highway.h"
+#include "simd/highway_compat.h"
 #include "simd/partial_vector-inl.h"
 #include "simd/quantize.h"
 
@@ -122,19 +123,48 @@ HWY_INLINE bool BlockHasOutlier(size_t begin, size_t n, const uint32_t* channel,
   return false;
 }
 
+#if EDGEATTN_TARGET_HAS_AVX512
+// x[0, 64) * inv rounded as 64 bytes in order, each xor-ed with to_stored: two packs to int16,
+// one to int8 and one permute for all four vectors, where DemoteTo spends two packs and a
+// permute on each. vcvtps2dq's out-of-range result (INT_MIN) saturates to -128 without
+// NearestInt's fix-up of its sign (four operations a vector): only an outlier channel, which
+// the caller then zeroes, or a block holding an infinity or NaN, whose scale is NaN, gets there
+// (an int8 K/V row never: its factor comes from its own largest value).
+HWY_INLINE void QuantizeFourVectors(const float* HWY_RESTRICT x, hn::Vec<QuantTag> inv,
+                                    __m512i to_stored, int8_t* HWY_RESTRICT q) {
+  const QuantTag d;
+  const size_t N = hn::Lanes(d);  // 16
+  const auto rounded = [&](size_t v) {
+    return _mm512_cvtps_epi32(hn::Mul(hn::LoadU(d, x + v * N), inv).raw);
+  };
+  // Per 128-bit lane j: int16 words 4j..4j+3 of the first vector, then of the second.
+  const __m512i ab = _mm512_packs_epi32(rounded(0), rounded(1));
+  const __m512i cd = _mm512_packs_epi32(rounded(2), rounded(3));
+  // Per lane j: dwords 4j..4j+3 hold bytes 4j..4j+3 of vectors 0, 1, 2 and 3.
+  const __m512i bytes = _mm512_packs_epi16(ab, cd);
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  _mm512_storeu_si512(q, _mm512_xor_si512(_mm512_permutexvar_epi32(order, bytes), to_stored));
+}
+#endif
+
 // q[i] = round(x[i] * inv) for the block's n values, each byte xor-ed with to_stored.
 HWY_INLINE void QuantizeBlock(const float* HWY_RESTRICT x, size_t n, float inv_scalar,
-                              hn::Vec<hn::Rebind<int8_t, QuantTag>> to_stored,
-                              int8_t* HWY_RESTRICT q) {
+                              int8_t to_stored, int8_t* HWY_RESTRICT q) {
   const QuantTag d;
   const hn::Rebind<int8_t, QuantTag> d8;
   const size_t N = hn::Lanes(d);
   const auto inv = hn::Set(d, inv_scalar);
-  for (size_t i = 0; i < n; i += N) {
+  size_t i = 0;
+#if EDGEATTN_TARGET_HAS_AVX512
+  const __m512i stored64 = _mm512_set1_epi8(to_stored);
+  for (; i + 4 * N <= n; i += 4 * N) QuantizeFourVectors(x + i, inv, stored64, q + i);
+#endif
+  const auto stored = hn::Set(d8, to_stored);
+  for (; i < n; i += N) {
     const auto v = hn::NearestInt(hn::Mul(LoadBlockPart(x, i, n), inv));
     // |v| <= 127, but for an outlier channel (its block's scale comes from the other values):
     // the demotion saturates it, and the caller then zeroes it.
-    StorePartial(d8, hn::Xor(hn::DemoteTo(d8, v), to_stored), q + i, n - i);
+    StorePartial(d8, hn::Xor(hn::DemoteTo(d8, v), stored), q + i, n - i);
   }
 }
 
@@ -187,7 +217,6 @@ HWY_INLINE uint32_t FindRowOutliers(const QuantizeRowsPlan& plan, const float* H
 HWY_INLINE void QuantizeRowBlocks(const QuantizeRowsPlan& plan, const float* HWY_RESTRICT row,
                                   const uint32_t* channel, uint32_t count,
                                   float* HWY_RESTRICT row_scales, int8_t* HWY_RESTRICT qrow) {
-  const auto to_stored = hn::Set(hn::Rebind<int8_t, QuantTag>(), plan.zero);
   for (size_t b = 0; b < plan.blocks; ++b) {
     const size_t begin = b * plan.block;
     const size_t n = HWY_MIN(plan.block, plan.k - begin);
@@ -198,7 +227,7 @@ HWY_INLINE void QuantizeRowBlocks(const QuantizeRowsPlan& plan, const float* HWY
     // non-finite block keeps its NaN scale, so its products come out NaN, never silently finite.
     const bool usable = amax > 1e-30f;
     if (amax == amax) row_scales[b] = usable ? amax / 127.0f : 0.0f;
-    QuantizeBlock(row + begin, n, usable ? 127.0f / amax : 0.0f, to_stored, qrow + begin);
+    QuantizeBlock(row + begin, n, usable ? 127.0f / amax : 0.0f, plan.zero, qrow + begin);
     for (uint32_t i = 0; has_outlier && i < count; ++i) {
       if (channel[i] >= begin && channel[i] < begin + n) qrow[channel[i]] = plan.zero;
     }
