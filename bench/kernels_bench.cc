@@ -146,6 +146,10 @@ BENCHMARK(BM_GemmI8)
     ->Args({128, 2304, 768, 768})
     ->Args({128, 768, 768, 64})
     ->Args({1500, 1152, 384, 64})
+    // The QKV projections of whisper, minilm and tiny in the operator's default blocks (256).
+    ->Args({1500, 1152, 384, 256})
+    ->Args({128, 1152, 384, 256})
+    ->Args({64, 768, 256, 256})
     ->Unit(benchmark::kMicrosecond);
 
 // Dynamic quantization of activation rows as the int8 projections take them (per row and
