@@ -126,16 +126,18 @@ HWY_INLINE bool BlockHasOutlier(size_t begin, size_t n, const uint32_t* channel,
 #if EDGEATTN_TARGET_HAS_AVX512
 // x[0, 64) * inv rounded as 64 bytes in order, each xor-ed with to_stored: two packs to int16,
 // one to int8 and one permute for all four vectors, where DemoteTo spends two packs and a
-// permute on each. vcvtps2dq's out-of-range result (INT_MIN) saturates to -128 without
-// NearestInt's fix-up of its sign (four operations a vector): only an outlier channel, which
-// the caller then zeroes, or a block holding an infinity or NaN, whose scale is NaN, gets there
-// (an int8 K/V row never: its factor comes from its own largest value).
+// permute on each. A minimum keeps products of 2^31 and more from vcvtps2dq's out-of-range
+// result (INT_MIN): one operation where NearestInt's fix-up of the sign takes four, and the
+// same saturated bytes as the portable loop (NaN gives INT_MIN: a byte of a NaN-scale block).
 HWY_INLINE void QuantizeFourVectors(const float* HWY_RESTRICT x, hn::Vec<QuantTag> inv,
                                     __m512i to_stored, int8_t* HWY_RESTRICT q) {
   const QuantTag d;
-  const size_t N = hn::Lanes(d);  // 16
-  const auto rounded = [&](size_t v) {
-    return _mm512_cvtps_epi32(hn::Mul(hn::LoadU(d, x + v * N), inv).raw);
+  static_assert(hn::MaxLanes(QuantTag()) == 16, "four vectors are 64 values");
+  const __m512 below_int_overflow = _mm512_set1_ps(2147483520.0f);  // the float below 2^31
+  const auto rounded = [&](size_t v) HWY_ATTR {
+    const __m512 product = hn::Mul(hn::LoadU(d, x + 16 * v), inv).raw;
+    // vminps returns its second operand where either is NaN: the product.
+    return _mm512_cvtps_epi32(_mm512_min_ps(below_int_overflow, product));
   };
   // Per 128-bit lane j: int16 words 4j..4j+3 of the first vector, then of the second.
   const __m512i ab = _mm512_packs_epi32(rounded(0), rounded(1));
