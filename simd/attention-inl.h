@@ -105,15 +105,16 @@ HWY_INLINE size_t F32BlockRows(size_t i0, size_t q_end) {
 using RowFloats = float[kAttentionMaxBlockRows];
 using RowFlags = bool[kAttentionMaxBlockRows];
 
-// The block's Q rows scaled to base 2 into the scratch, and every row's starting state.
+// The block's Q rows scaled to base 2 into the scratch, and every row's starting maximum and
+// sums; O is written by the block's first tile that any row sees (F32SoftmaxTile).
 HWY_INLINE void StartF32Block(const AttentionHeadArgs& args, const F32Block& b, size_t i0,
                               size_t q_end, RowFloats& row_max, RowFlags& row_bad) {
   const size_t rows = F32BlockRows(i0, q_end);
   for (size_t r = 0; r < rows; ++r) {
     // Folding the scale into Q costs dk multiplies per row instead of lk.
     StoreRowScaledF32(args.q + (i0 + r) * args.ldq, b.dk, args.scale * kLog2e, b.q + r * b.ldq);
-    StartSoftmaxRow(args, b.acc + r * b.ldacc, b.ldacc, b.lane_sums + r * kMaxFloatLanes,
-                    kMaxFloatLanes, row_max[r], row_bad[r]);
+    StartSoftmaxSums(args, b.lane_sums + r * kMaxFloatLanes, kMaxFloatLanes, row_max[r],
+                     row_bad[r]);
   }
 }
 
@@ -127,10 +128,12 @@ HWY_INLINE void PrefetchNextBlockQ(const AttentionHeadArgs& args, size_t next_i0
 }
 
 // The tile of keys from t0 on (at most lk_block) for the block's rows: scores, each row's online
-// softmax step, then O += P V; nothing for a tile no row sees.
+// softmax step, then O += P V, or O = P V for the block's first tile (acc_written false; it is
+// then set): no zero-filling of O before it nor reading it back in the tile kernel. Nothing for
+// a tile no row sees.
 HWY_INLINE void F32SoftmaxTile(const AttentionHeadArgs& args, const F32Block& b, size_t i0,
                                size_t q_end, size_t t0, size_t lk_block, RowFloats& row_max,
-                               RowFlags& row_bad) {
+                               RowFlags& row_bad, bool& acc_written) {
   const size_t rows = F32BlockRows(i0, q_end);
   const size_t keys = HWY_MIN(kAttentionKeyTile, lk_block - t0);
   const size_t dk = b.dk;
@@ -145,17 +148,23 @@ HWY_INLINE void F32SoftmaxTile(const AttentionHeadArgs& args, const F32Block& b,
   for (size_t r = 0; r < rows; ++r) {
     SoftmaxTileRow(b.scores + r * kAttentionKeyTile, keys, tile_max[r],
                    b.lane_sums + r * kMaxFloatLanes, b.acc + r * b.ldacc, dk, row_max[r],
-                   row_bad[r]);
+                   row_bad[r], acc_written);
   }
+  // kZero gives the bits kAccumulate would from zeros: each sum starts at 0 either way.
   MatMulTiles(b.scores, kAttentionKeyTile, rows, static_cast<const float*>(args.values) + t0 * dk,
-              dk, keys, dk, TileInit::kAccumulate, nullptr, b.acc, b.ldacc);
+              dk, keys, dk, acc_written ? TileInit::kAccumulate : TileInit::kZero, nullptr, b.acc,
+              b.ldacc);
+  acc_written = true;
 }
 
-// The block's rows of the head's output: O / l into the head's columns.
+// The block's rows of the head's output: O / l into the head's columns (O = 0 where no tile
+// was computed: every key masked, with only a sink, if any, in the sum).
 HWY_INLINE void FinishF32Block(const AttentionHeadArgs& args, const F32Block& b, size_t i0,
-                               size_t q_end, RowFloats& row_sum, RowFlags& row_bad) {
+                               size_t q_end, bool acc_written, RowFloats& row_sum,
+                               RowFlags& row_bad) {
   const size_t rows = F32BlockRows(i0, q_end);
   for (size_t r = 0; r < rows; ++r) {
+    if (!acc_written) FillRowF32(b.acc + r * b.ldacc, b.dk, 0.0f);
     FinishSoftmaxRow(b.lane_sums + r * kMaxFloatLanes, b.acc + r * b.ldacc, b.dk,
                      args.out + (i0 + r) * args.ldo, row_sum[r], row_bad[r]);
   }
@@ -196,10 +205,11 @@ HWY_NOINLINE void RunF32Attention(const AttentionHeadArgs& args, size_t q_begin,
     const size_t t_begin = args.mask.VisibleBegin(i0) / kAttentionKeyTile * kAttentionKeyTile;
     StartF32Block(args, b, i0, q_end, row_max, row_bad);
     PrefetchNextBlockQ(args, i0 + rows, q_end);
+    bool acc_written = false;
     for (size_t t0 = t_begin; t0 < lk_block; t0 += kAttentionKeyTile) {
-      F32SoftmaxTile(args, b, i0, q_end, t0, lk_block, row_max, row_bad);
+      F32SoftmaxTile(args, b, i0, q_end, t0, lk_block, row_max, row_bad, acc_written);
     }
-    FinishF32Block(args, b, i0, q_end, row_sum, row_bad);
+    FinishF32Block(args, b, i0, q_end, acc_written, row_sum, row_bad);
     if (args.weights != nullptr) {
       StoreF32Weights(args, b, i0, q_end, lk_block, row_max, row_sum, row_bad);
     }

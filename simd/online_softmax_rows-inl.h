@@ -25,28 +25,35 @@ namespace edgeattn {
 namespace simd {
 namespace HWY_NAMESPACE {
 
-// A row's state before its first tile: O = 0 (ldacc channels), and the sink, a key of value
-// zero that every row sees: it starts the running maximum and adds 2^(sink - max) to the sum
-// (nothing with no sink: 2^-inf = 0).
+// A row's maximum, sums and flag before its first tile, with the sink, a key of value zero that
+// every row sees: it starts the running maximum and adds 2^(sink - max) to the sum (nothing with
+// no sink: 2^-inf = 0). For a core whose first P V tile writes O instead of adding to it.
 // args is by reference, as the sink is read where the loop body read it.
-HWY_INLINE void StartSoftmaxRow(const AttentionHeadArgs& args, float* HWY_RESTRICT acc,
-                                size_t ldacc, float* HWY_RESTRICT lane_sums, size_t lanes,
-                                float& max, bool& bad) {
-  FillRowF32(acc, ldacc, 0.0f);
+HWY_INLINE void StartSoftmaxSums(const AttentionHeadArgs& args, float* HWY_RESTRICT lane_sums,
+                                 size_t lanes, float& max, bool& bad) {
   max = args.sink * kLog2e;
   FillRowF32(lane_sums, lanes, 0.0f);
   lane_sums[0] = args.sink == -std::numeric_limits<float>::infinity() ? 0.0f : 1.0f;
   bad = false;
 }
 
+// A row's state before its first tile: O = 0 (ldacc channels), and StartSoftmaxSums'.
+HWY_INLINE void StartSoftmaxRow(const AttentionHeadArgs& args, float* HWY_RESTRICT acc,
+                                size_t ldacc, float* HWY_RESTRICT lane_sums, size_t lanes,
+                                float& max, bool& bad) {
+  FillRowF32(acc, ldacc, 0.0f);
+  StartSoftmaxSums(args, lane_sums, lanes, max, bad);
+}
+
 // Folds a tile of the row's scores p[0, keys) (maximum tile_max) into its state:
 // m' = max(m, tile_max); p = 2^(p - m'); l = l 2^(m - m') + sum p; O = O 2^(m - m'). p becomes
 // zeros instead while the row has seen nothing but -inf (all masked), or once it is poisoned
 // (bad: an infinite score, or a NaN the maximum may miss, which the sum of exponentials then
-// carries), so that the tile's P V adds nothing.
+// carries), so that the tile's P V adds nothing. acc_written: O holds the earlier tiles' sums
+// (false: no tile before, and this tile's P V writes O, so there is nothing to rescale).
 HWY_INLINE void SoftmaxTileRow(float* HWY_RESTRICT p, size_t keys, float tile_max,
                                float* HWY_RESTRICT lane_sums, float* HWY_RESTRICT acc, size_t dk,
-                               float& max, bool& bad) {
+                               float& max, bool& bad, bool acc_written = true) {
   constexpr float kInf = std::numeric_limits<float>::infinity();
   const RowTag d;
   const float new_max = HWY_MAX(max, tile_max);
@@ -59,7 +66,7 @@ HWY_INLINE void SoftmaxTileRow(float* HWY_RESTRICT p, size_t keys, float tile_ma
     // 2^0 is 1 exactly).
     const float correction = max == -kInf ? 0.0f : max == new_max ? 1.0f : exp2f(max - new_max);
     hn::Store(hn::MulAdd(hn::Load(d, lane_sums), hn::Set(d, correction), tile_sums), d, lane_sums);
-    if (correction != 1.0f) ScaleRowF32(acc, dk, correction);
+    if (correction != 1.0f && acc_written) ScaleRowF32(acc, dk, correction);
     max = new_max;
   }
 }
