@@ -310,20 +310,25 @@ void CheckAttentionWindowSkipsEarlyTiles(const simd::AttentionKernel& kernel) {
 
 // Tiles masked by the additive mask are skipped per block of rows: the first rows' keys
 // [0, 256) all -inf (a whole tile for the first block or blocks), the later rows' visible,
-// so that a block must test its own rows' mask.
+// so that a block must test its own rows' mask; with and without a sink, whose term a row
+// keeps across the skipped tile (the first tile a block computes is then its second).
 void CheckAttentionAdditiveMaskedTilesPerBlock(const simd::AttentionKernel& kernel) {
   const size_t lq = 16, lk = 300, dk = 17;
-  AttentionHead head(kernel, lq, lk, dk, 95);
-  std::vector<float> mask = AdditiveMask(lq, lk, 96);
-  for (size_t i = 0; i < lq / 2; ++i) {
-    std::fill_n(mask.begin() + i * (lk + 1), simd::kAttentionKeyTile, -HUGE_VALF);
+  for (float sink : {-HUGE_VALF, 0.7f}) {
+    AttentionHead head(kernel, lq, lk, dk, 95);
+    std::vector<float> mask = AdditiveMask(lq, lk, 96);
+    for (size_t i = 0; i < lq / 2; ++i) {
+      std::fill_n(mask.begin() + i * (lk + 1), simd::kAttentionKeyTile, -HUGE_VALF);
+    }
+    simd::AttentionHeadArgs args = head.Args(nullptr);
+    args.mask.additive = mask.data();
+    args.mask.ld_additive = lk + 1;
+    args.ldw = lk + 1;
+    args.sink = sink;
+    CheckAgainstReference(
+        head, args, {}, [](size_t, size_t) { return true; }, 0,
+        /*compare_unsplit=*/false);
   }
-  simd::AttentionHeadArgs args = head.Args(nullptr);
-  args.mask.additive = mask.data();
-  args.mask.ld_additive = lk + 1;
-  args.ldw = lk + 1;
-  CheckAgainstReference(head, args, {}, [](size_t, size_t) { return true; }, 0,
-                        /*compare_unsplit=*/false);
 }
 
 // A row poisoned by one NaN score (an additive NaN; the row's maximum is finite) is NaN, and so
