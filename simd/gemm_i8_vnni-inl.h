@@ -3,7 +3,8 @@
 // (ActivationType::kQdu8) and each block's accumulator starts at -128 * sum(weights), which its
 // layout stores after the panels. Tiles of up to 4 rows x 4 vectors: each group's weight vectors
 // are loaded once for all rows of the tile, the int32 accumulators stay in registers, and the float
-// sums over blocks go to an L1 buffer once per block. Defines EDGEATTN_I8_VNNI (whether this target
+// sums over blocks go to an L1 buffer once per block but the last, which ends in C. Defines
+// EDGEATTN_I8_VNNI (whether this target
 // has the kernel) for the kernel list (gemm_i8-inl.h, which undefines it).
 
 #if defined(EDGEATTN_SIMD_GEMM_I8_VNNI_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -47,7 +48,8 @@ HWY_INLINE __m512i BroadcastActivationWord(const int8_t* word) {
 
 // kRows rows x 64 features. The 4 x kRows int32 block accumulators and the four weight vectors
 // of a group stay in registers; the float sums over blocks live in an L1 buffer, touched once per
-// block. Holding those in registers too leaves g++ no room for the weights: it re-loads each as
+// block (the last block's go straight to C: a single-block row, k <= the block, never stores
+// them). Holding those in registers too leaves g++ no room for the weights: it re-loads each as
 // a memory operand of every vpdpbusd (kRows x the loads). Four rows is the most g++ 12 keeps in
 // registers: at 5 or 6 it spills.
 template <size_t kRows>
@@ -84,9 +86,13 @@ HWY_NOINLINE void PanelRowsVnni(const QuantizedRowsView& a, size_t row0,
       PinTileToRegisters(acc);
     }
     // A panel is 4 vectors wide: row r's sums start at sums_f + r * kGemmI8PanelWidth.
-    AddTileBlockSums(df, acc, a, row0, L.blocks, b, sums_f);
+    if (b + 1 < L.blocks) {
+      AddTileBlockSums(df, acc, a, row0, L.blocks, b, sums_f);
+    } else {
+      StoreTileLastBlock(df, acc, a, row0, L.blocks, sums_f, w, p * kGemmI8PanelWidth,
+                         c + row0 * ldc, ldc);
+    }
   }
-  StoreDequantizedTile(df, sums_f, kRows, w, p * kGemmI8PanelWidth, c + row0 * ldc, ldc);
 }
 
 HWY_NOINLINE void PanelVnni(const QuantizedRowsView& a, size_t row_begin, size_t row_end,

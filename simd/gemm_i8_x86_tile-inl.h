@@ -67,6 +67,31 @@ HWY_INLINE void AddTileBlockSums(DF df, Raw (&acc)[kRows][4], const QuantizedRow
   }
 }
 
+// The last block's epilogue and the store in one: each row's sums over the blocks (the earlier
+// ones' from `sums`, as AddTileBlockSums left them) dequantized straight into c's rows from
+// column col, up to the last feature w.n; the same operations in the same order as
+// AddTileBlockSums then StoreDequantizedTile, without the round trip through `sums`.
+template <size_t kRows, class DF, class Raw>
+HWY_INLINE void StoreTileLastBlock(DF df, Raw (&acc)[kRows][4], const QuantizedRowsView& a,
+                                   size_t row0, size_t blocks, const float* HWY_RESTRICT sums,
+                                   const GemmI8WeightsView& w, size_t col, float* HWY_RESTRICT c,
+                                   size_t ldc) {
+  const hn::Repartition<int32_t, DF> di;
+  const size_t N = hn::Lanes(df);
+  const size_t b = blocks - 1;
+  EDGEATTN_UNROLL_ACCUMULATORS for (size_t r = 0; r < kRows; ++r) {
+    const auto scale = hn::Set(df, a.scales[(row0 + r) * blocks + b]);
+    EDGEATTN_UNROLL_ACCUMULATORS for (size_t v = 0; v < 4; ++v) {
+      const size_t at = col + v * N;
+      if (at >= w.n) break;
+      const auto block_sums = hn::ConvertTo(df, hn::Vec<decltype(di)>{acc[r][v]});
+      const auto f = b == 0 ? hn::Mul(block_sums, scale)
+                            : hn::MulAdd(block_sums, scale, hn::LoadU(df, sums + (4 * r + v) * N));
+      StoreDequantized(df, f, w, at, w.n - at, c + r * ldc + at);
+    }
+  }
+}
+
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
 }  // namespace simd
