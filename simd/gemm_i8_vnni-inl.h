@@ -4,8 +4,8 @@
 // layout stores after the panels. Tiles of up to 4 rows x 4 vectors: each group's weight vectors
 // are loaded once for all rows of the tile, the int32 accumulators stay in registers, and the float
 // sums over blocks go to an L1 buffer once per block but the last, which ends in C. Defines
-// EDGEATTN_I8_VNNI (whether this target
-// has the kernel) for the kernel list (gemm_i8-inl.h, which undefines it).
+// EDGEATTN_I8_VNNI (whether this target has the kernel) for the kernel list (gemm_i8-inl.h,
+// which undefines it).
 
 #if defined(EDGEATTN_SIMD_GEMM_I8_VNNI_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EDGEATTN_SIMD_GEMM_I8_VNNI_INL_H_
