@@ -56,13 +56,21 @@ HWY_INLINE void StoreDequantized(DF df, VF f, const GemmI8WeightsView& w, size_t
   StorePartial(df, hn::MulAdd(f, hn::LoadU(df, w.scales + col), bias), c, cols);
 }
 
-// f[0, N) = a block's int32 sums as float times the row's block scale, added to f past the
-// first block: the x86 kernels' order, which the AMX kernel keeps to give the VNNI kernel's bits.
+// A block's int32 sums as float times the row's block scale, plus the earlier blocks' f[0, N)
+// past the first block: the x86 kernels' order, which the AMX kernel keeps to give the VNNI
+// kernel's bits.
+template <class DF, class VI>
+HWY_INLINE hn::Vec<DF> SumsThroughBlock(DF df, VI block_sums, hn::Vec<DF> scale, bool first,
+                                        const float* HWY_RESTRICT f) {
+  const auto sums = hn::ConvertTo(df, block_sums);
+  return first ? hn::Mul(sums, scale) : hn::MulAdd(sums, scale, hn::LoadU(df, f));
+}
+
+// f[0, N) = SumsThroughBlock: the sums so far, for the next block.
 template <class DF, class VI>
 HWY_INLINE void AddBlockSums(DF df, VI block_sums, hn::Vec<DF> scale, bool first,
                              float* HWY_RESTRICT f) {
-  const auto sums = hn::ConvertTo(df, block_sums);
-  hn::StoreU(first ? hn::Mul(sums, scale) : hn::MulAdd(sums, scale, hn::LoadU(df, f)), df, f);
+  hn::StoreU(SumsThroughBlock(df, block_sums, scale, first, f), df, f);
 }
 
 // A tile's float sums (`rows` rows of 4 vectors, for the features from col on) stored

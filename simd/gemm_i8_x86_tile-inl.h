@@ -84,9 +84,8 @@ HWY_INLINE void StoreTileLastBlock(DF df, Raw (&acc)[kRows][4], const QuantizedR
     EDGEATTN_UNROLL_ACCUMULATORS for (size_t v = 0; v < 4; ++v) {
       const size_t at = col + v * N;
       if (at >= w.n) break;
-      const auto block_sums = hn::ConvertTo(df, hn::Vec<decltype(di)>{acc[r][v]});
-      const auto f = b == 0 ? hn::Mul(block_sums, scale)
-                            : hn::MulAdd(block_sums, scale, hn::LoadU(df, sums + (4 * r + v) * N));
+      const auto f = SumsThroughBlock(df, hn::Vec<decltype(di)>{acc[r][v]}, scale, b == 0,
+                                      sums + (4 * r + v) * N);
       StoreDequantized(df, f, w, at, w.n - at, c + r * ldc + at);
     }
   }
