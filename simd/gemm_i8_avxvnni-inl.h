@@ -43,12 +43,14 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 // kRows rows x 32 features from `weights` (a slice of a panel: 32 features' 4-byte lanes of
-// each 256-byte group): sums[r * 32 + j] = sum over blocks of x_scale[row][b] x (block b's exact
-// int32 dot product), each block added with one multiply-add, as the VNNI kernel does.
+// each 256-byte group), dequantized into c's rows from c_rows, features col on: the sum over
+// blocks of x_scale[row][b] x (block b's exact int32 dot product), each block added with one
+// multiply-add, as the VNNI kernel does (sums: the earlier blocks' running sums).
 template <size_t kRows>
 HWY_INLINE void DotTileAvxVnni(const QuantizedRowsView& a, const I8Layout& L, const int32_t* starts,
                                const int8_t* HWY_RESTRICT weights, size_t row0,
-                               float* HWY_RESTRICT sums) {
+                               float* HWY_RESTRICT sums, const GemmI8WeightsView& w, size_t col,
+                               float* HWY_RESTRICT c_rows, size_t ldc) {
   const hn::Full256<int32_t> di;
   const hn::Full256<float> df;
   const size_t N = hn::Lanes(df);
@@ -76,7 +78,7 @@ HWY_INLINE void DotTileAvxVnni(const QuantizedRowsView& a, const I8Layout& L, co
       }
       PinTileToRegisters(acc);
     }
-    AddTileBlockSums(df, acc, a, row0, L.blocks, b, sums);
+    FinishTileBlock(df, acc, a, row0, L.blocks, b, sums, w, col, c_rows, ldc);
   }
 }
 
@@ -88,12 +90,15 @@ HWY_NOINLINE void PanelAvxVnni(const QuantizedRowsView& a, size_t row_begin, siz
   const int32_t* starts = w.block_starts + p * L.blocks * kGemmI8PanelWidth;
   // No HWY_ATTR: clang would take its target string, without avxvnni, over the pushed one and
   // refuse to inline DotTileAvxVnni into the lambda.
-  const auto tile = [&](auto rows, const int8_t* weights, size_t row, float* sums) {
+  const auto tile = [&](auto rows, const int8_t* weights, size_t row, float* sums, size_t col,
+                        float* c_rows) {
     // The slice's first feature in the panel: its bytes start 4 per feature into each group.
     const size_t feature = static_cast<size_t>(weights - panel) / 4;
-    DotTileAvxVnni<decltype(rows)::value>(a, L, starts + feature, weights, row, sums);
+    DotTileAvxVnni<decltype(rows)::value>(a, L, starts + feature, weights, row, sums, w, col,
+                                          c_rows, ldc);
   };
-  PanelI8Tiles<3>(hn::Full256<float>(), L, row_begin, row_end, w, p, c, ldc, tile);
+  PanelI8Tiles<3, I8TileStore::kByTile>(hn::Full256<float>(), L, row_begin, row_end, w, p, c, ldc,
+                                        tile);
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

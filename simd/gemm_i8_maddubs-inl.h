@@ -48,12 +48,14 @@ HWY_INLINE __m256i AddSignedProducts(__m256i acc, __m256i w, __m256i magnitudes,
 }
 
 // kRows rows x 32 features from `weights` (a slice of a panel: 32 features' 4-byte lanes of
-// each 256-byte group): sums[r * 32 + j] = sum over blocks of x_scale[row][b] x (block b's exact
-// int32 dot product), each block added with one multiply-add, as the other kernels do.
+// each 256-byte group), dequantized into c's rows from c_rows, features col on: the sum over
+// blocks of x_scale[row][b] x (block b's exact int32 dot product), each block added with one
+// multiply-add, as the other kernels do (sums: the earlier blocks' running sums).
 template <size_t kRows>
 HWY_INLINE void DotTileMaddubs(const QuantizedRowsView& a, const I8Layout& L,
                                const int8_t* HWY_RESTRICT weights, size_t row0,
-                               float* HWY_RESTRICT sums) {
+                               float* HWY_RESTRICT sums, const GemmI8WeightsView& w, size_t col,
+                               float* HWY_RESTRICT c_rows, size_t ldc) {
   const hn::Full256<float> df;
   for (size_t b = 0; b < L.blocks; ++b) {
     __m256i acc[kRows][4];
@@ -78,7 +80,7 @@ HWY_INLINE void DotTileMaddubs(const QuantizedRowsView& a, const I8Layout& L,
       }
       PinTileToRegisters(acc);
     }
-    AddTileBlockSums(df, acc, a, row0, L.blocks, b, sums);
+    FinishTileBlock(df, acc, a, row0, L.blocks, b, sums, w, col, c_rows, ldc);
   }
 }
 
@@ -86,10 +88,12 @@ HWY_NOINLINE void PanelMaddubs(const QuantizedRowsView& a, size_t row_begin, siz
                                const GemmI8WeightsView& w, size_t p, float* HWY_RESTRICT c,
                                size_t ldc) {
   const I8Layout L = MakeI8Layout(w);
-  PanelI8Tiles<2>(hn::Full256<float>(), L, row_begin, row_end, w, p, c, ldc,
-                  [&](auto rows, const int8_t* weights, size_t row, float* sums) HWY_ATTR {
-                    DotTileMaddubs<decltype(rows)::value>(a, L, weights, row, sums);
-                  });
+  PanelI8Tiles<2, I8TileStore::kByTile>(
+      hn::Full256<float>(), L, row_begin, row_end, w, p, c, ldc,
+      [&](auto rows, const int8_t* weights, size_t row, float* sums, size_t col, float* c_rows)
+          HWY_ATTR {
+            DotTileMaddubs<decltype(rows)::value>(a, L, weights, row, sums, w, col, c_rows, ldc);
+          });
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

@@ -1,6 +1,6 @@
 // What the int8 projection kernels (gemm_i8-inl.h and the per-instruction files it includes)
 // share: the panel layout's sizes, the dequantized store of the float sums, and the driver of the
-// row-tiled dot-product kernels (NEON, SVE).
+// row-tiled dot-product kernels (NEON, SVE, AVX-VNNI, maddubs).
 //
 // Panels hold 64 features x 4 k-values = 256 bytes per group of 4 k. Every kernel sums each
 // block's products exactly in int32, then scales them into float in the same order, so every
@@ -89,20 +89,25 @@ HWY_INLINE void StoreDequantizedTile(DF df, const float* HWY_RESTRICT sums, size
   }
 }
 
-// tile(std::integral_constant<size_t, rows>(), ...) for rows in [1, kRows].
-template <size_t kRows, class Tile>
-HWY_INLINE void CallTileRows(size_t rows, const Tile& tile, const int8_t* weights, size_t row,
-                             float* sums) {
-  if (rows == kRows) return tile(std::integral_constant<size_t, kRows>(), weights, row, sums);
-  if constexpr (kRows > 1) CallTileRows<kRows - 1>(rows, tile, weights, row, sums);
+// tile(std::integral_constant<size_t, rows>(), args...) for rows in [1, kRows].
+template <size_t kRows, class Tile, class... Args>
+HWY_INLINE void CallTileRows(size_t rows, const Tile& tile, const Args&... args) {
+  if (rows == kRows) return tile(std::integral_constant<size_t, kRows>(), args...);
+  if constexpr (kRows > 1) CallTileRows<kRows - 1>(rows, tile, args...);
 }
+
+// Who stores a tile's results in PanelI8Tiles: the driver, from the float sums the tile leaves,
+// or the tile itself (the x86 tiles, whose last block goes straight to c).
+enum class I8TileStore { kByDriver, kByTile };
 
 // Runs a dot-product tile kernel over panel p: slices of 4 vectors (4N features: 4N x 4 weight
 // bytes of each 256-byte group), each slice over tiles of up to kMaxRows rows, so that a slice's
-// weights (4N x k bytes) stay in L1 across the row tiles. tile(rows, weights, row, sums) is
-// called with rows as a std::integral_constant and leaves the tile's float sums (rows x 4N) in
-// sums; they are stored here with the weight scales and the bias.
-template <size_t kMaxRows, class DF, class Tile>
+// weights (4N x k bytes) stay in L1 across the row tiles. kByDriver: tile(rows, weights, row,
+// sums) is called with rows as a std::integral_constant and leaves the tile's float sums (rows x
+// 4N) in sums, stored here with the weight scales and the bias. kByTile: tile(rows, weights, row,
+// sums, col, c_rows) stores them itself into the features from col on of c's rows from c_rows
+// (ldc apart), with sums as its scratch.
+template <size_t kMaxRows, I8TileStore kStore = I8TileStore::kByDriver, class DF, class Tile>
 HWY_INLINE void PanelI8Tiles(DF df, const I8Layout& L, size_t row_begin, size_t row_end,
                              const GemmI8WeightsView& w, size_t p, float* HWY_RESTRICT c,
                              size_t ldc, const Tile& tile) {
@@ -113,10 +118,16 @@ HWY_INLINE void PanelI8Tiles(DF df, const I8Layout& L, size_t row_begin, size_t 
   for (size_t slice = 0; slice * 4 * N < kGemmI8PanelWidth && col0 + slice * 4 * N < w.n;
        ++slice) {
     const int8_t* weights = panel + 16 * N * slice;
+    const size_t col = col0 + slice * 4 * N;
     for (size_t row = row_begin; row < row_end; row += kMaxRows) {
       const size_t rows = HWY_MIN(kMaxRows, row_end - row);
-      CallTileRows<kMaxRows>(rows, tile, weights, row, sums);
-      StoreDequantizedTile(df, sums, rows, w, col0 + slice * 4 * N, c + row * ldc, ldc);
+      float* c_rows = c + row * ldc;
+      if constexpr (kStore == I8TileStore::kByTile) {
+        CallTileRows<kMaxRows>(rows, tile, weights, row, +sums, col, c_rows);
+      } else {
+        CallTileRows<kMaxRows>(rows, tile, weights, row, +sums);
+        StoreDequantizedTile(df, sums, rows, w, col, c_rows, ldc);
+      }
     }
   }
 }

@@ -86,12 +86,8 @@ HWY_NOINLINE void PanelRowsVnni(const QuantizedRowsView& a, size_t row0,
       PinTileToRegisters(acc);
     }
     // A panel is 4 vectors wide: row r's sums start at sums_f + r * kGemmI8PanelWidth.
-    if (b + 1 < L.blocks) {
-      AddTileBlockSums(df, acc, a, row0, L.blocks, b, sums_f);
-    } else {
-      StoreTileLastBlock(df, acc, a, row0, L.blocks, sums_f, w, p * kGemmI8PanelWidth,
-                         c + row0 * ldc, ldc);
-    }
+    FinishTileBlock(df, acc, a, row0, L.blocks, b, sums_f, w, p * kGemmI8PanelWidth, c + row0 * ldc,
+                    ldc);
   }
 }
 

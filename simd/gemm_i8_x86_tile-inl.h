@@ -91,6 +91,20 @@ HWY_INLINE void StoreTileLastBlock(DF df, Raw (&acc)[kRows][4], const QuantizedR
   }
 }
 
+// Block b's epilogue: the sums so far into `sums` (AddTileBlockSums), or after the last block the
+// tile's results into c (StoreTileLastBlock).
+template <size_t kRows, class DF, class Raw>
+HWY_INLINE void FinishTileBlock(DF df, Raw (&acc)[kRows][4], const QuantizedRowsView& a,
+                                size_t row0, size_t blocks, size_t b, float* HWY_RESTRICT sums,
+                                const GemmI8WeightsView& w, size_t col, float* HWY_RESTRICT c,
+                                size_t ldc) {
+  if (b + 1 < blocks) {
+    AddTileBlockSums(df, acc, a, row0, blocks, b, sums);
+  } else {
+    StoreTileLastBlock(df, acc, a, row0, blocks, sums, w, col, c, ldc);
+  }
+}
+
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
 }  // namespace simd
