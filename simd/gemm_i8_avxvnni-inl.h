@@ -43,9 +43,9 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 // kRows rows x 32 features from `weights` (a slice of a panel: 32 features' 4-byte lanes of
-// each 256-byte group), dequantized into c's rows from c_rows, features col on: the sum over
-// blocks of x_scale[row][b] x (block b's exact int32 dot product), each block added with one
-// multiply-add, as the VNNI kernel does (sums: the earlier blocks' running sums).
+// each 256-byte group), dequantized into c's rows from c_rows, features col on up to w.n: the
+// sum over blocks of x_scale[row][b] x (block b's exact int32 dot product), each block added with
+// one multiply-add, as the VNNI kernel does (sums: the earlier blocks' running sums).
 template <size_t kRows>
 HWY_INLINE void DotTileAvxVnni(const QuantizedRowsView& a, const I8Layout& L, const int32_t* starts,
                                const int8_t* HWY_RESTRICT weights, size_t row0,
@@ -64,16 +64,16 @@ HWY_INLINE void DotTileAvxVnni(const QuantizedRowsView& a, const I8Layout& L, co
     const size_t g_end = HWY_MIN(L.groups, (b + 1) * L.group_per_block);
     for (size_t g = b * L.group_per_block; g < g_end; ++g) {
       const int8_t* wg = weights + g * kGemmI8GroupBytes;
-      const __m256i w[4] = {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(wg)),
-                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wg + 32)),
-                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wg + 64)),
-                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wg + 96))};
+      const __m256i wv[4] = {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(wg)),
+                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wg + 32)),
+                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wg + 64)),
+                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wg + 96))};
       EDGEATTN_UNROLL_ACCUMULATORS for (size_t r = 0; r < kRows; ++r) {
         // A broadcast from memory is a load alone, no shuffle port.
         const __m256i x =
             _mm256_set1_epi32(static_cast<int32_t>(LoadWord(a.q + (row0 + r) * L.ldq + 4 * g)));
         EDGEATTN_UNROLL_ACCUMULATORS for (size_t v = 0; v < 4; ++v) {
-          acc[r][v] = _mm256_dpbusd_avx_epi32(acc[r][v], x, w[v]);
+          acc[r][v] = _mm256_dpbusd_avx_epi32(acc[r][v], x, wv[v]);
         }
       }
       PinTileToRegisters(acc);

@@ -48,9 +48,9 @@ HWY_INLINE __m256i AddSignedProducts(__m256i acc, __m256i w, __m256i magnitudes,
 }
 
 // kRows rows x 32 features from `weights` (a slice of a panel: 32 features' 4-byte lanes of
-// each 256-byte group), dequantized into c's rows from c_rows, features col on: the sum over
-// blocks of x_scale[row][b] x (block b's exact int32 dot product), each block added with one
-// multiply-add, as the other kernels do (sums: the earlier blocks' running sums).
+// each 256-byte group), dequantized into c's rows from c_rows, features col on up to w.n: the
+// sum over blocks of x_scale[row][b] x (block b's exact int32 dot product), each block added with
+// one multiply-add, as the other kernels do (sums: the earlier blocks' running sums).
 template <size_t kRows>
 HWY_INLINE void DotTileMaddubs(const QuantizedRowsView& a, const I8Layout& L,
                                const int8_t* HWY_RESTRICT weights, size_t row0,
@@ -72,10 +72,10 @@ HWY_INLINE void DotTileMaddubs(const QuantizedRowsView& a, const I8Layout& L,
         x[r] = _mm256_set1_epi32(static_cast<int32_t>(LoadWord(a.q + (row0 + r) * L.ldq + 4 * g)));
       }
       EDGEATTN_UNROLL_ACCUMULATORS for (size_t v = 0; v < 4; ++v) {
-        const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wg + 32 * v));
-        const __m256i magnitudes = _mm256_abs_epi8(w);
+        const __m256i wv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wg + 32 * v));
+        const __m256i magnitudes = _mm256_abs_epi8(wv);
         EDGEATTN_UNROLL_ACCUMULATORS for (size_t r = 0; r < kRows; ++r) {
-          acc[r][v] = AddSignedProducts(acc[r][v], w, magnitudes, x[r]);
+          acc[r][v] = AddSignedProducts(acc[r][v], wv, magnitudes, x[r]);
         }
       }
       PinTileToRegisters(acc);

@@ -91,22 +91,22 @@ HWY_INLINE void StoreDequantizedTile(DF df, const float* HWY_RESTRICT sums, size
 
 // tile(std::integral_constant<size_t, rows>(), args...) for rows in [1, kRows].
 template <size_t kRows, class Tile, class... Args>
-HWY_INLINE void CallTileRows(size_t rows, const Tile& tile, const Args&... args) {
+HWY_INLINE void CallTileRows(size_t rows, const Tile& tile, Args... args) {
   if (rows == kRows) return tile(std::integral_constant<size_t, kRows>(), args...);
   if constexpr (kRows > 1) CallTileRows<kRows - 1>(rows, tile, args...);
 }
 
 // Who stores a tile's results in PanelI8Tiles: the driver, from the float sums the tile leaves,
-// or the tile itself (the x86 tiles, whose last block goes straight to c).
+// or the tile itself (the AVX-VNNI and maddubs tiles, whose last block goes straight to c).
 enum class I8TileStore { kByDriver, kByTile };
 
 // Runs a dot-product tile kernel over panel p: slices of 4 vectors (4N features: 4N x 4 weight
 // bytes of each 256-byte group), each slice over tiles of up to kMaxRows rows, so that a slice's
-// weights (4N x k bytes) stay in L1 across the row tiles. kByDriver: tile(rows, weights, row,
-// sums) is called with rows as a std::integral_constant and leaves the tile's float sums (rows x
-// 4N) in sums, stored here with the weight scales and the bias. kByTile: tile(rows, weights, row,
-// sums, col, c_rows) stores them itself into the features from col on of c's rows from c_rows
-// (ldc apart), with sums as its scratch.
+// weights (4N x k bytes) stay in L1 across the row tiles. The tile is called with rows as a
+// std::integral_constant. kByDriver: tile(rows, weights, row, sums) leaves the tile's float sums
+// (rows x 4N) in sums, stored here with the weight scales and the bias. kByTile: tile(rows,
+// weights, row, sums, col, c_rows) stores them so itself, into the features from col on, up to
+// the last (w.n), of c's rows from c_rows (ldc apart), with sums as its scratch.
 template <size_t kMaxRows, I8TileStore kStore = I8TileStore::kByDriver, class DF, class Tile>
 HWY_INLINE void PanelI8Tiles(DF df, const I8Layout& L, size_t row_begin, size_t row_end,
                              const GemmI8WeightsView& w, size_t p, float* HWY_RESTRICT c,
@@ -123,9 +123,9 @@ HWY_INLINE void PanelI8Tiles(DF df, const I8Layout& L, size_t row_begin, size_t 
       const size_t rows = HWY_MIN(kMaxRows, row_end - row);
       float* c_rows = c + row * ldc;
       if constexpr (kStore == I8TileStore::kByTile) {
-        CallTileRows<kMaxRows>(rows, tile, weights, row, +sums, col, c_rows);
+        CallTileRows<kMaxRows>(rows, tile, weights, row, sums, col, c_rows);
       } else {
-        CallTileRows<kMaxRows>(rows, tile, weights, row, +sums);
+        CallTileRows<kMaxRows>(rows, tile, weights, row, sums);
         StoreDequantizedTile(df, sums, rows, w, col, c_rows, ldc);
       }
     }

@@ -91,8 +91,8 @@ HWY_INLINE void StoreTileLastBlock(DF df, Raw (&acc)[kRows][4], const QuantizedR
   }
 }
 
-// Block b's epilogue: the sums so far into `sums` (AddTileBlockSums), or after the last block the
-// tile's results into c (StoreTileLastBlock).
+// Either epilogue of block b: the sums so far into `sums` (AddTileBlockSums), or after the last
+// block the tile's results into c (StoreTileLastBlock).
 template <size_t kRows, class DF, class Raw>
 HWY_INLINE void FinishTileBlock(DF df, Raw (&acc)[kRows][4], const QuantizedRowsView& a,
                                 size_t row0, size_t blocks, size_t b, float* HWY_RESTRICT sums,
