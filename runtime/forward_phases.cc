@@ -145,8 +145,9 @@ void PackKeysValues(const ForwardPass& pass) {
     const std::size_t run = Min(count, slots - slot);
     const auto pack = [&](std::size_t t0, std::size_t slot0, std::size_t n) {
       const std::size_t at = offset + t0 * kvd;
+      std::uint8_t* values = p.values_in_place ? nullptr : b.values + bg * p.values_stride;
       pass.call.attention.pack(b.k + at, kvd, b.v + at, kvd, slot0, n, stored, dk,
-                               b.keys + bg * p.keys_stride, b.values + bg * p.values_stride);
+                               b.keys + bg * p.keys_stride, values);
     };
     pack(0, slot, run);
     if (run < count) pack(run, 0, count - run);
@@ -159,7 +160,8 @@ namespace {
 // the workspace, or appended to a cache after `cached` positions) or a memory's item.
 struct HeadKeys {
   const std::uint8_t* keys;
-  const std::uint8_t* values;
+  const void* values;
+  std::size_t ldv;     // values in place: their row stride in floats (0: packed)
   std::size_t cached;  // positions before the call's own (causal offset)
   std::size_t length;  // positions attended to
   std::size_t slots;   // of a cache's ring (position p in slot p % slots), or length
@@ -172,15 +174,24 @@ HeadKeys KeysOf(const ForwardPass& pass, std::size_t b, std::size_t g) {
     const std::size_t m = memory->item(b);
     const std::size_t mg = m * kv_heads + g;
     return {static_cast<const std::uint8_t*>(memory->keys) + mg * p.keys_stride,
-            static_cast<const std::uint8_t*>(memory->values) + mg * p.values_stride, 0,
-            memory->lengths[m], memory->lengths[m]};
+            static_cast<const std::uint8_t*>(memory->values) + mg * p.values_stride,
+            0,
+            0,
+            memory->lengths[m],
+            memory->lengths[m]};
   }
   const std::size_t bg = b * kv_heads + g;
   const std::size_t cached = FirstPosition(pass, b);
   const std::size_t length = cached + p.k_rows.valid(b);
   const std::size_t slots = pass.call.cache != nullptr ? pass.call.cache->slots : length;
-  return {pass.buffers.keys + bg * p.keys_stride, pass.buffers.values + bg * p.values_stride,
-          cached, length, slots};
+  const std::uint8_t* keys = pass.buffers.keys + bg * p.keys_stride;
+  if (p.values_in_place) {
+    // The rows PackKeysValues packed the keys from.
+    const std::size_t kvd = pass.call.shape.kv_dim();
+    const float* v = pass.buffers.v + b * pass.call.shape.lk * kvd + g * pass.call.shape.head_dim();
+    return {keys, v, kvd, cached, length, slots};
+  }
+  return {keys, pass.buffers.values + bg * p.values_stride, 0, cached, length, slots};
 }
 
 // The attention core's view of one (batch item b, head bh) of the call.
@@ -202,6 +213,7 @@ simd::AttentionHeadArgs HeadArgs(const ForwardPass& pass, std::size_t b, std::si
                                m.scale,
                                buf.concat + offset,
                                s.d_model};
+  args.ldv = keys.ldv;
   args.softcap = m.softcap;
   if (!m.sinks.empty()) args.sink = m.sinks[bh % s.heads];
   // A cross-attention memory's frames have no positions in the decoder's sequence.

@@ -70,6 +70,9 @@ ForwardPlan PlanForward(const ForwardCall& call, std::size_t workers) {
     p.keys_stride = PackedHeadStride(call.attention.keys_bytes(s.lk, dk));
     p.values_stride = PackedHeadStride(call.attention.values_bytes(s.lk, dk));
   }
+  const bool own_keys = call.cache == nullptr && call.memory == nullptr;
+  p.values_in_place = own_keys && call.attention.values_as_rows;
+  if (p.values_in_place) p.values_stride = 0;
   p.scratch_size = call.attention.scratch_floats(dk);
   p.rotary_tables_size = 2 * simd::RotaryTableSize(call.math.rotary_dim);
   p.head_weights_size = s.lq * s.lk;
@@ -79,9 +82,11 @@ ForwardPlan PlanForward(const ForwardCall& call, std::size_t workers) {
   const bool averaged = o.weights_mode == AttentionWeights::kAveraged;
   p.at.q = layout.Add(rows_q * s.d_model);
   p.at.k = layout.Add(rows_k * s.kv_dim());
-  p.at.v = layout.Add(rows_k * s.kv_dim());
+  // Read in place, the value rows end with what the core may read past the last.
+  const std::size_t values_tail =
+      p.values_in_place ? DivCeil(call.attention.values_bytes(0, dk), sizeof(float)) : 0;
+  p.at.v = layout.Add(rows_k * s.kv_dim() + values_tail);
   p.at.concat = layout.Add(rows_q * s.d_model);
-  const bool own_keys = call.cache == nullptr && call.memory == nullptr;
   p.at.keys = layout.Add(own_keys ? kv_count * p.keys_stride / sizeof(float) : 0);
   p.at.values = layout.Add(own_keys ? kv_count * p.values_stride / sizeof(float) : 0);
   p.at.scratch = layout.Add(workers * p.scratch_size);

@@ -43,6 +43,9 @@ struct ForwardPlan {
   simd::QuantizedBytes quantized_bytes;  // their stored form, as the kernel reads them
   bool k_is_q, v_is_q, v_is_k;         // inputs that are the same rows share quantized rows
   std::size_t keys_stride, values_stride;  // bytes per (batch item, key/value head)
+  // The core reads the call's own values where the projection wrote them (a values_as_rows
+  // kernel, no cache, no memory): no packed values then.
+  bool values_in_place;
   std::size_t scratch_size;            // floats of attention scratch per worker
   std::size_t rotary_tables_size;      // floats of rotary cos and sin tables per worker
   std::size_t head_weights_size;       // floats of one head's attention weights [Lq, Lk]

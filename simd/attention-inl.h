@@ -150,9 +150,11 @@ HWY_INLINE void F32SoftmaxTile(const AttentionHeadArgs& args, const F32Block& b,
                    b.lane_sums + r * kMaxFloatLanes, b.acc + r * b.ldacc, dk, row_max[r],
                    row_bad[r], acc_written);
   }
-  // kZero gives the bits kAccumulate would from zeros: each sum starts at 0 either way.
-  MatMulTiles(b.scores, kAttentionKeyTile, rows, static_cast<const float*>(args.values) + t0 * dk,
-              dk, keys, dk, acc_written ? TileInit::kAccumulate : TileInit::kZero, nullptr, b.acc,
+  // kZero gives the bits kAccumulate would from zeros: each sum starts at 0 either way. Values
+  // packed or in place (ldv): rows either way.
+  const size_t ldv = args.ldv != 0 ? args.ldv : dk;
+  MatMulTiles(b.scores, kAttentionKeyTile, rows, static_cast<const float*>(args.values) + t0 * ldv,
+              ldv, keys, dk, acc_written ? TileInit::kAccumulate : TileInit::kZero, nullptr, b.acc,
               b.ldacc);
   acc_written = true;
 }
@@ -221,9 +223,9 @@ HWY_NOINLINE void RunF32Attention(const AttentionHeadArgs& args, size_t q_begin,
 inline std::vector<const AttentionKernel*> ListAttentionKernels() {
   // "f32kv_" and the fp32 tile: keys and values stored as f32, scores and P V in f32.
   static const std::string name = std::string("f32kv_") + F32KernelName();
-  static const AttentionKernel kF32 = {name.c_str(),    KvType::kF32,       &F32KeysBytes,
-                                       &F32ValuesBytes, &PackF32KeysValues, &F32AttentionScratch,
-                                       &RunF32Attention};
+  static const AttentionKernel kF32 = {
+      name.c_str(),       KvType::kF32,         &F32KeysBytes,    &F32ValuesBytes,
+      &PackF32KeysValues, &F32AttentionScratch, &RunF32Attention, /*values_as_rows=*/true};
   return {&kF32};
 }
 

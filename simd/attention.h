@@ -33,7 +33,7 @@ struct AttentionHeadArgs {
   const float* q;  // [lq x dk] this head's queries, row stride ldq
   size_t ldq;
   const void* keys;  // packed by the kernel that runs (AttentionKernel::pack)
-  const void* values;
+  const void* values;  // packed too, or a values_as_rows kernel's rows in place (ldv)
   size_t lk;
   size_t dk;
   float scale;  // applied to Q K^T, usually 1 / sqrt(dk)
@@ -50,6 +50,9 @@ struct AttentionHeadArgs {
   // Optional: the softmax probabilities [lq x lk], row stride ldw (need_weights).
   float* weights = nullptr;
   size_t ldw = 0;
+  // A values_as_rows kernel's values: 0, packed (rows dk apart); else V's rows in place, ldv
+  // floats apart, ldv >= dk (AttentionKernel::values_as_rows).
+  size_t ldv = 0;
 };
 
 // An attention-core kernel as a descriptor, as projection kernels are (projection_kernel.h):
@@ -74,7 +77,8 @@ struct AttentionKernel {
   // slots [first, first + count) of buffers that hold keys_bytes / values_bytes for at least
   // `stored` slots, stored >= first + count: the slots holding keys after the call (more than
   // first + count when a ring's later slots are still in use). Other slots are left as they
-  // are; whatever the layout keeps past slot `stored` is zeroed.
+  // are; whatever the layout keeps past slot `stored` is zeroed. values null: keys only (a
+  // values_as_rows kernel).
   void (*pack)(const float* k, size_t ldk, const float* v, size_t ldv, size_t first, size_t count,
                size_t stored, size_t dk, void* keys, void* values);
   // Floats of per-thread scratch for a head of width dk (64-byte aligned).
@@ -87,6 +91,12 @@ struct AttentionKernel {
   // a row masks reaches it as 0 x NaN where another row of its block sees that key, as PyTorch's
   // masked weights multiply it (docs/usage.md).
   void (*run)(const AttentionHeadArgs& args, size_t q_begin, size_t q_end, float* scratch);
+  // Whether the packed values are V's float rows as they are, dk floats apart, of which run
+  // reads each row's dk floats and may read on past them, never using what it finds there, up
+  // to values_bytes(0, dk) bytes past the last row. A caller holding V as float rows may then
+  // skip copying them: pack with values null packs the keys alone, and run reads the caller's
+  // rows in place (AttentionHeadArgs::ldv), which must be readable that far past the last.
+  bool values_as_rows = false;
 };
 
 // The attention kernels storing keys and values as `type` that this CPU runs, best first (those

@@ -69,17 +69,25 @@ struct F32PackSource {
 HWY_INLINE void PrefetchPosition(const F32PackSource& s, size_t t) {
   if (t >= s.count) return;
   PrefetchF32Row<3>(s.k + t * s.ldk, s.dk);
-  PrefetchF32Row<3>(s.v + t * s.ldv, s.dk);
+  if (s.v != nullptr) PrefetchF32Row<3>(s.v + t * s.ldv, s.dk);
 }
 
-// Positions [t + j, t + j + Lanes(d)) of the call: values copied, each asking for the rows
-// kPackRowsAhead positions on, then keys transposed into the panel's lanes from panel_lane + j.
+// Position t's value row to row r of `values`, if the call packs values (s.v and values null
+// if not).
+HWY_INLINE void CopyValueRow(const F32PackSource& s, size_t t, float* HWY_RESTRICT values,
+                             size_t r) {
+  if (s.v != nullptr) CopyF32Row(s.v + t * s.ldv, s.dk, values + r * s.dk);
+}
+
+// Positions [t + j, t + j + Lanes(d)) of the call: values copied (if any), each asking for the
+// rows kPackRowsAhead positions on, then keys transposed into the panel's lanes from
+// panel_lane + j.
 template <class D>
 HWY_INLINE void PackF32Group(D d, const F32PackSource& s, size_t t, size_t j,
                              float* HWY_RESTRICT panel_lane, float* HWY_RESTRICT values) {
   for (size_t r = j; r < j + hn::Lanes(d); ++r) {
     PrefetchPosition(s, t + r + kPackRowsAhead);
-    CopyF32Row(s.v + (t + r) * s.ldv, s.dk, values + r * s.dk);
+    CopyValueRow(s, t + r, values, r);
   }
   // Each channel is a row of the panel: the keys' columns.
   TransposeColumns(d, s.k + (t + j) * s.ldk, s.ldk, s.dk, panel_lane + j, kGemmPanelWidth);
@@ -99,7 +107,7 @@ HWY_INLINE void PackF32Run(const F32PackSource& s, size_t t, size_t n,
   for (; j + hn::Lanes(d4) <= n; j += hn::Lanes(d4)) PackF32Group(d4, s, t, j, panel_lane, values);
   for (; j < n; ++j) {
     PrefetchPosition(s, t + j + kPackRowsAhead);
-    CopyF32Row(s.v + (t + j) * s.ldv, s.dk, values + j * s.dk);
+    CopyValueRow(s, t + j, values, j);
     ScatterKeyChannels(s.k + (t + j) * s.ldk, 0, s.dk, panel_lane + j);
   }
 }
@@ -114,25 +122,25 @@ HWY_INLINE void ZeroF32Tails(size_t stored, size_t dk, float* HWY_RESTRICT keys,
     FillRowTails(reinterpret_cast<uint8_t*>(panel), dk, row_bytes,
                  stored % kGemmPanelWidth * sizeof(float), row_bytes, 0);
   }
-  memset(values + stored * dk, 0, F32ValuesTail(dk) * sizeof(float));
+  if (values != nullptr) memset(values + stored * dk, 0, F32ValuesTail(dk) * sizeof(float));
 }
 
 // The fp32 core's AttentionKernel::pack (plain inline: a one-target build takes its address from
 // code without this target's attributes, as attention-inl.h explains). Keys first + t for t <
-// count go to lane (first + t) % 64 of panel (first + t) / 64, values to row first + t: a run of
-// positions per panel.
+// count go to lane (first + t) % 64 of panel (first + t) / 64, values to row first + t (none with
+// values null, as the core can read value rows in place): a run of positions per panel.
 inline void PackF32KeysValues(const float* k, size_t ldk, const float* v, size_t ldv, size_t first,
                               size_t count, size_t stored, size_t dk, void* keys_bytes,
                               void* values_bytes) {
   float* keys = static_cast<float*>(keys_bytes);
   float* values = static_cast<float*>(values_bytes);
-  const F32PackSource source{k, ldk, v, ldv, count, dk};
+  const F32PackSource source{k, ldk, values != nullptr ? v : nullptr, ldv, count, dk};
   for (size_t t = 0; t < count;) {
     const size_t key = first + t;
     const size_t lane = key % kGemmPanelWidth;
     const size_t n = HWY_MIN(count - t, kGemmPanelWidth - lane);
     float* panel = keys + (key / kGemmPanelWidth) * dk * kGemmPanelWidth;
-    PackF32Run(source, t, n, panel + lane, values + key * dk);
+    PackF32Run(source, t, n, panel + lane, values != nullptr ? values + key * dk : nullptr);
     t += n;
   }
   ZeroF32Tails(stored, dk, keys, values);

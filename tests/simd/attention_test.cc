@@ -468,6 +468,58 @@ void CheckF32PackMatchesModel(const simd::AttentionKernel& kernel) {
     }
     ASSERT_EQ(0, std::memcmp(keys.data(), want.keys.data(), keys.size() * sizeof(float)));
     ASSERT_EQ(0, std::memcmp(values.data(), want.values.data(), values.size() * sizeof(float)));
+    if (!kernel.values_as_rows) continue;
+    // Values null: the same keys, in the same calls.
+    std::vector<float> keys_only(want.keys.size(), NAN);
+    kernel.pack(k.data(), ld, v.data(), ldv, 0, 33, 33, dk, keys_only.data(), nullptr);
+    kernel.pack(k.data() + 33 * ld, ld, v.data() + 33 * ldv, ldv, 33, lk - 33, lk, dk,
+                keys_only.data(), nullptr);
+    for (size_t first : {13, 58}) {
+      kernel.pack(k2.data() + first * ld, ld, v2.data() + first * ldv, ldv, first,
+                  first == 58 ? 9 : 1, lk, dk, keys_only.data(), nullptr);
+    }
+    ASSERT_EQ(0, std::memcmp(keys_only.data(), keys.data(), keys.size() * sizeof(float)));
+  }
+}
+
+// A values_as_rows kernel reading V's rows in place (AttentionHeadArgs::ldv) over keys packed
+// alone: the same bits as from its packed values, at row strides of dk and wider (one a vector's
+// multiple), with NaN between the rows' dk floats and past the last as far as values_bytes(0, dk)
+// (what run may read and must not use), unmasked and causal, rows split between calls.
+void CheckValuesInPlace(const simd::AttentionKernel& kernel) {
+  if (!kernel.values_as_rows) return;
+  uint32_t seed = 2000;
+  for (size_t dk : {1, 3, 17, 32, 64, 80}) {
+    for (size_t lk : {1, 17, 257}) {
+      for (bool causal : {false, true}) {
+        const size_t lq = 17;
+        AttentionHead head(kernel, lq, lk, dk, seed++);
+        simd::AttentionHeadArgs args = head.Args(nullptr);
+        args.mask.causal = causal;
+        args.mask.causal_offset = lk > lq ? lk - lq : 0;
+        std::vector<float> want(lq * head.ld, -3.0f);
+        args.out = want.data();
+        head.Run(args, {lq / 2});
+        std::fill_n(head.keys.get(), kernel.keys_bytes(lk, dk), 0xFF);
+        kernel.pack(head.k.data(), head.ld, head.v.data(), head.ld, 0, lk, lk, dk, head.keys.get(),
+                    nullptr);
+        const size_t tail = (kernel.values_bytes(0, dk) + sizeof(float) - 1) / sizeof(float);
+        for (size_t ldv : {dk, dk + 7, 3 * dk + 16}) {
+          std::vector<float> rows(lk * ldv + tail, NAN);
+          for (size_t j = 0; j < lk; ++j) {
+            std::copy_n(&head.v[j * head.ld], dk, &rows[j * ldv]);
+          }
+          std::vector<float> got(want.size(), -3.0f);
+          args.out = got.data();
+          args.values = rows.data();
+          args.ldv = ldv;
+          kernel.run(args, 0, 5, head.scratch.get());
+          kernel.run(args, 5, lq, head.scratch.get());
+          ASSERT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * sizeof(float)))
+              << "dk=" << dk << " lk=" << lk << " causal=" << causal << " ldv=" << ldv;
+        }
+      }
+    }
   }
 }
 
@@ -516,6 +568,7 @@ TEST_P(AttentionTest, TestAttentionMatchesScalar) {
 TEST_P(AttentionTest, TestF32PackMatchesModel) {
   ForEachKernel(GetParam(), CheckF32PackMatchesModel);
 }
+TEST_P(AttentionTest, TestValuesInPlace) { ForEachKernel(GetParam(), CheckValuesInPlace); }
 TEST_P(AttentionTest, TestAttentionNonFinite) {
   ForEachKernel(GetParam(), CheckAttentionNonFinite);
 }
