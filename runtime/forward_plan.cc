@@ -104,7 +104,7 @@ ForwardPlan PlanForward(const ForwardCall& call, std::size_t workers) {
     p.at.xq8 = p.at.xk8 = p.at.xv8 = p.at.concat8 = {};
     p.at.heads_done = 0;
   }
-  p.workspace_floats = layout.total();
+  p.workspace = layout;
   return p;
 }
 

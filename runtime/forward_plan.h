@@ -10,6 +10,7 @@
 
 #include "runtime/forward_jobs.h"
 #include "runtime/mha_forward.h"
+#include "runtime/workspace.h"
 
 namespace edgeattn {
 
@@ -61,7 +62,7 @@ struct ForwardPlan {
     QuantizedAt xq8, xk8, xv8, concat8;
     std::size_t heads_done;
   } at;
-  std::size_t workspace_floats;
+  WorkspaceLayout workspace;  // its total() floats hold the buffers at the offsets above
 };
 
 ForwardPlan PlanForward(const ForwardCall& call, std::size_t workers);

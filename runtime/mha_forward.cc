@@ -7,6 +7,17 @@
 
 namespace edgeattn {
 
+namespace {
+
+// The plan's buffers, with red zones between them under AddressSanitizer.
+float* ReserveWorkspace(const ForwardPlan& plan, Workspace& workspace) {
+  float* base = workspace.Reserve(plan.workspace.total());
+  plan.workspace.PoisonRedZones(base);
+  return base;
+}
+
+}  // namespace
+
 // A plan of named phases over one workspace reservation.
 void MhaForward(const MhaProjections& weights, const simd::AttentionKernel& attention,
                 const StepMath& math, const MhaShape& shape, const MhaOptions& options,
@@ -14,7 +25,7 @@ void MhaForward(const MhaProjections& weights, const simd::AttentionKernel& atte
                 Executor& executor, Workspace& workspace) {
   const ForwardCall call{weights, attention, math, shape, options, xq, xk, xv, y, cache};
   const ForwardPlan plan = PlanForward(call, CheckedWorkers("the context's executor", executor));
-  const ForwardBuffers buffers = PlaceBuffers(plan, call, workspace.Reserve(plan.workspace_floats));
+  const ForwardBuffers buffers = PlaceBuffers(plan, call, ReserveWorkspace(plan, workspace));
   const ForwardPass pass{call, plan, buffers, executor};
   if (plan.quantize) QuantizeInputs(pass);
   ProjectInputs(pass);
@@ -38,7 +49,7 @@ void MhaProjectKeysValues(const MhaProjections& weights, const simd::AttentionKe
   const ForwardCall call{weights, attention, math, keys_only, options, nullptr, x, x, nullptr,
                          &cache};
   const ForwardPlan plan = PlanForward(call, CheckedWorkers("the context's executor", executor));
-  const ForwardBuffers buffers = PlaceBuffers(plan, call, workspace.Reserve(plan.workspace_floats));
+  const ForwardBuffers buffers = PlaceBuffers(plan, call, ReserveWorkspace(plan, workspace));
   const ForwardPass pass{call, plan, buffers, executor};
   if (plan.quantize) QuantizeInputs(pass);
   ProjectInputs(pass);
@@ -53,7 +64,7 @@ void MhaAttendMemory(const MhaProjections& weights, const simd::AttentionKernel&
   const ForwardCall call{weights, attention, math,    shape,   options, xq,
                          nullptr, nullptr,   y,       nullptr, &memory};
   const ForwardPlan plan = PlanForward(call, CheckedWorkers("the context's executor", executor));
-  const ForwardBuffers buffers = PlaceBuffers(plan, call, workspace.Reserve(plan.workspace_floats));
+  const ForwardBuffers buffers = PlaceBuffers(plan, call, ReserveWorkspace(plan, workspace));
   const ForwardPass pass{call, plan, buffers, executor};
   if (plan.quantize) QuantizeInputs(pass);
   ProjectInputs(pass);

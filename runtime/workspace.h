@@ -8,6 +8,17 @@
 #include "hwy/aligned_allocator.h"
 #include "runtime/out_of_memory.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define EDGEATTN_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define EDGEATTN_ASAN 1
+#endif
+#endif
+#ifdef EDGEATTN_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace edgeattn {
 
 class Workspace {
@@ -22,6 +33,10 @@ class Workspace {
       buffer_ = AllocateOrThrow<float>(floats, "the context's scratch memory");
       capacity_ = floats;
     }
+#ifdef EDGEATTN_ASAN
+    // The last layout's red zones (WorkspaceLayout) go: this reservation has its own.
+    ASAN_UNPOISON_MEMORY_REGION(buffer_.get(), capacity_ * sizeof(float));
+#endif
     return buffer_.get();
   }
   std::size_t bytes() const { return capacity_ * sizeof(float); }
@@ -31,20 +46,49 @@ class Workspace {
   std::size_t capacity_ = 0;
 };
 
-// Carves consecutive 64-byte-aligned blocks out of one reservation.
+// Carves consecutive 64-byte-aligned blocks out of one reservation. Under AddressSanitizer each
+// block is followed by a red zone, poisoned once the reservation is made (PoisonRedZones), so
+// that an access past a block's end, which would land in its neighbour inside the one
+// allocation, is reported.
 class WorkspaceLayout {
  public:
   // Returns the offset (in floats) of a new block of `floats` floats.
   std::size_t Add(std::size_t floats) {
     const std::size_t offset = total_;
     total_ += (floats + kAlignFloats - 1) / kAlignFloats * kAlignFloats;
+#ifdef EDGEATTN_ASAN
+    if (red_zones_ < kMaxRedZones) red_zone_[red_zones_++] = {offset + floats, total_};
+    total_ += kAlignFloats;
+#endif
     return offset;
   }
   std::size_t total() const { return total_; }
 
+  // base: the reservation of total() floats the blocks are placed in.
+  void PoisonRedZones(float* base) const {
+#ifdef EDGEATTN_ASAN
+    for (std::size_t i = 0; i < red_zones_; ++i) {
+      ASAN_POISON_MEMORY_REGION(
+          base + red_zone_[i].begin,
+          (red_zone_[i].end + kAlignFloats - red_zone_[i].begin) * sizeof(float));
+    }
+#else
+    (void)base;
+#endif
+  }
+
  private:
   static constexpr std::size_t kAlignFloats = 16;
   std::size_t total_ = 0;
+#ifdef EDGEATTN_ASAN
+  // [begin, end + kAlignFloats): from a block's last float to the next block.
+  struct RedZone {
+    std::size_t begin, end;
+  };
+  static constexpr std::size_t kMaxRedZones = 64;  // a forward plan has 31 blocks
+  RedZone red_zone_[kMaxRedZones];
+  std::size_t red_zones_ = 0;
+#endif
 };
 
 }  // namespace edgeattn
