@@ -7,7 +7,8 @@
 // 64 floats, which the tile kernel streams without the cache-set conflicts that a long-strided K^T
 // would cause; lanes of the last panel past the last key are zeroed. Values are rows of dk floats
 // with no padding between them (a head of width 4 takes 4 floats per position, not a vector's
-// width), plus a zeroed tail so that a whole-vector load of the last row stays in the buffer.
+// width), plus a zeroed tail so that a whole-vector load of the last row stays in the buffer;
+// being rows, they may also be read where the caller holds them (values_as_rows).
 #ifndef EDGEATTN_SIMD_ATTENTION_H_
 #define EDGEATTN_SIMD_ATTENTION_H_
 
@@ -51,7 +52,8 @@ struct AttentionHeadArgs {
   float* weights = nullptr;
   size_t ldw = 0;
   // A values_as_rows kernel's values: 0, packed (rows dk apart); else V's rows in place, ldv
-  // floats apart, ldv >= dk (AttentionKernel::values_as_rows).
+  // floats apart, ldv >= dk (AttentionKernel::values_as_rows). Other kernels ignore it: leave
+  // it 0 for them.
   size_t ldv = 0;
 };
 
@@ -93,9 +95,10 @@ struct AttentionKernel {
   void (*run)(const AttentionHeadArgs& args, size_t q_begin, size_t q_end, float* scratch);
   // Whether the packed values are V's float rows as they are, dk floats apart, of which run
   // reads each row's dk floats and may read on past them, never using what it finds there, up
-  // to values_bytes(0, dk) bytes past the last row. A caller holding V as float rows may then
-  // skip copying them: pack with values null packs the keys alone, and run reads the caller's
-  // rows in place (AttentionHeadArgs::ldv), which must be readable that far past the last.
+  // to values_bytes(0, dk) bytes past the last row's dk floats. A caller holding V as rows may
+  // then skip copying them: pack with values null packs the keys alone, and run reads the
+  // caller's rows in place (AttentionHeadArgs::ldv), which must be readable that far past the
+  // last.
   bool values_as_rows = false;
 };
 

@@ -113,7 +113,8 @@ HWY_INLINE void PackF32Run(const F32PackSource& s, size_t t, size_t n,
 }
 
 // Zeros in the key lanes past the last stored position (the tile kernel computes them, never
-// stores them) and in the values' tail, so that no stale or uninitialised value is ever read.
+// stores them) and in the values' tail, so that no stale or uninitialised value is ever read
+// from the layout (values read in place are the caller's: attention.h).
 HWY_INLINE void ZeroF32Tails(size_t stored, size_t dk, float* HWY_RESTRICT keys,
                              float* HWY_RESTRICT values) {
   if (stored % kGemmPanelWidth != 0) {

@@ -101,6 +101,12 @@ TEST(CrossAttentionMemoryTest, StepsEqualForwardOverTheEncoderOutput) {
     CheckCrossSteps({48, 6, 2, 2, 70, 2, {1, 0, 1}, {}, Precision::kFp32, format});
   }
   CheckCrossSteps({64, 8, 2, 2, 129, 2, {0, 1, 1, 0}, {100, 129}, Precision::kInt8});
+  // Forward reads fp32 values where it projected them, a memory packs them: head widths off a
+  // vector's multiple (the core reads past each row's values), padded items, grouped and
+  // multi-query heads.
+  CheckCrossSteps({51, 3, 3, 2, 70, 2, {1, 0, 1}, {70, 33}, Precision::kFp32});
+  CheckCrossSteps({20, 4, 2, 2, 65, 2, {0, 1}, {65, 1}, Precision::kFp32});
+  CheckCrossSteps({9, 3, 1, 1, 17, 2, {0, 0}, {}, Precision::kFp32});
 }
 
 // One memory in each K/V format (Config::kv_format), projected three times over (the longest

@@ -214,9 +214,8 @@ TEST(KvCacheTest, NarrowHeadsCostTheirWidth) {
   }
 }
 
-// The forward pass packs values at the head's width too: 16 heads of width 4 take the scratch of
-// 4 heads of width 16 (padding each value row to a vector's 16 floats would take 4x for the
-// values).
+// The forward pass holds narrow heads at their width too: 16 heads of width 4 take the scratch
+// of 4 heads of width 16 (padding each head's row to a vector's 16 floats would take 4x).
 TEST(KvCacheTest, NarrowHeadsForwardScratchIsTheirWidth) {
   const std::size_t length = 1024;
   const std::vector<float> x = testing_support::RandomNormal(length * 64, 9);

@@ -483,20 +483,26 @@ void CheckF32PackMatchesModel(const simd::AttentionKernel& kernel) {
 }
 
 // A values_as_rows kernel reading V's rows in place (AttentionHeadArgs::ldv) over keys packed
-// alone: the same bits as from its packed values, at row strides of dk and wider (one a vector's
-// multiple), with NaN between the rows' dk floats and past the last as far as values_bytes(0, dk)
-// (what run may read and must not use), unmasked and causal, rows split between calls.
+// alone: the same bits as from its packed values, at row strides of dk and wider, with NaN
+// between the rows' dk floats and past the last row's as far as values_bytes(0, dk) (what run
+// may read and must not use), the buffer ending there; unmasked, and causal with a window, a
+// sink and soft-capping; rows split between calls.
 void CheckValuesInPlace(const simd::AttentionKernel& kernel) {
   if (!kernel.values_as_rows) return;
   uint32_t seed = 2000;
   for (size_t dk : {1, 3, 17, 32, 64, 80}) {
-    for (size_t lk : {1, 17, 257}) {
-      for (bool causal : {false, true}) {
+    for (size_t lk : {1, 17, 257, 300}) {
+      for (bool masked : {false, true}) {
         const size_t lq = 17;
         AttentionHead head(kernel, lq, lk, dk, seed++);
         simd::AttentionHeadArgs args = head.Args(nullptr);
-        args.mask.causal = causal;
-        args.mask.causal_offset = lk > lq ? lk - lq : 0;
+        if (masked) {
+          args.mask.causal = true;
+          args.mask.causal_offset = lk > lq ? lk - lq : 0;
+          args.mask.window = 40;  // lk 300: rows from 12 on start past the first tile
+          args.sink = 0.5f;
+          args.softcap = 5.0f;
+        }
         std::vector<float> want(lq * head.ld, -3.0f);
         args.out = want.data();
         head.Run(args, {lq / 2});
@@ -505,7 +511,7 @@ void CheckValuesInPlace(const simd::AttentionKernel& kernel) {
                     nullptr);
         const size_t tail = (kernel.values_bytes(0, dk) + sizeof(float) - 1) / sizeof(float);
         for (size_t ldv : {dk, dk + 7, 3 * dk + 16}) {
-          std::vector<float> rows(lk * ldv + tail, NAN);
+          std::vector<float> rows((lk - 1) * ldv + dk + tail, NAN);
           for (size_t j = 0; j < lk; ++j) {
             std::copy_n(&head.v[j * head.ld], dk, &rows[j * ldv]);
           }
@@ -516,7 +522,7 @@ void CheckValuesInPlace(const simd::AttentionKernel& kernel) {
           kernel.run(args, 0, 5, head.scratch.get());
           kernel.run(args, 5, lq, head.scratch.get());
           ASSERT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * sizeof(float)))
-              << "dk=" << dk << " lk=" << lk << " causal=" << causal << " ldv=" << ldv;
+              << "dk=" << dk << " lk=" << lk << " masked=" << masked << " ldv=" << ldv;
         }
       }
     }
