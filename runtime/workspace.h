@@ -81,7 +81,7 @@ class WorkspaceLayout {
   static constexpr std::size_t kAlignFloats = 16;
   std::size_t total_ = 0;
 #ifdef EDGEATTN_ASAN
-  // [begin, end + kAlignFloats): from a block's last float to the next block.
+  // [begin, end + kAlignFloats): from just past a block's last float to the next block.
   struct RedZone {
     std::size_t begin, end;
   };

@@ -55,7 +55,8 @@ HWY_INLINE void ScatterKeyChannels(const float* HWY_RESTRICT key, size_t c0, siz
   for (size_t c = c0; c < dk; ++c) panel[c * kGemmPanelWidth] = key[c];
 }
 
-// A call's key and value rows: position t's at k + t ldk and v + t ldv, t < count.
+// A call's key and value rows: position t's at k + t ldk and v + t ldv, t < count (v null: keys
+// only).
 struct F32PackSource {
   const float* k;
   size_t ldk;
