@@ -14,11 +14,33 @@
 #include <vector>
 
 #include "hwy/aligned_allocator.h"
+#include "hwy/targets.h"
 #include "simd/attention.h"
+#include "simd/targets.h"
 #include "tests/test_support.h"
 
 namespace edgeattn {
 namespace testing_support {
+
+// The fp32 attention kernels of the target under test: each test runs every one of them.
+inline std::vector<const simd::AttentionKernel*> F32AttentionKernels() {
+  std::vector<const simd::AttentionKernel*> kernels = simd::AttentionKernels(simd::KvType::kF32);
+  EXPECT_FALSE(kernels.empty());
+  for (const simd::AttentionKernel* kernel : kernels) {
+    EXPECT_EQ(simd::FindAttentionKernel(kernel->kv, kernel->name), kernel);
+  }
+  return kernels;
+}
+
+// Runs check on every fp32 kernel of the target under test, stopping at the first fatal failure.
+inline void ForEachF32Kernel(int64_t target, void (*check)(const simd::AttentionKernel&)) {
+  ASSERT_EQ(simd::ChosenTarget(), hwy::TargetName(target));
+  for (const simd::AttentionKernel* kernel : F32AttentionKernels()) {
+    SCOPED_TRACE(kernel->name);
+    check(*kernel);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
 
 // How the keys are appended: `size` keys at a time where the first key's index is a multiple
 // of `period`, else one (pieces that start and end off every tile edge).
