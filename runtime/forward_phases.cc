@@ -120,6 +120,15 @@ void NormAndRotateHeads(const ForwardPass& pass) {
   });
 }
 
+namespace {
+
+// Where key/value head g of batch item b starts in the projected k and v rows.
+std::size_t ProjectedHeadOffset(const MhaShape& s, std::size_t b, std::size_t g) {
+  return b * s.lk * s.kv_dim() + g * s.head_dim();
+}
+
+}  // namespace
+
 void PackKeysValues(const ForwardPass& pass) {
   const ForwardPlan& p = pass.plan;
   const ForwardBuffers& b = pass.buffers;
@@ -137,7 +146,7 @@ void PackKeysValues(const ForwardPass& pass) {
   ForEachItem(pass, s.batch * s.kv_heads, [&](std::size_t bg, std::size_t) {
     const std::size_t item = bg / s.kv_heads;
     const std::size_t first = FirstPosition(pass, item);
-    const std::size_t offset = item * s.lk * kvd + bg % s.kv_heads * dk;
+    const std::size_t offset = ProjectedHeadOffset(s, item, bg % s.kv_heads);
     const std::size_t count = p.k_rows.valid(item);
     const std::size_t stored = Min(first + count, slots);
     // Position first + t goes to slot (first + t) % slots: at most two runs of slots.
@@ -186,10 +195,8 @@ HeadKeys KeysOf(const ForwardPass& pass, std::size_t b, std::size_t g) {
   const std::size_t slots = pass.call.cache != nullptr ? pass.call.cache->slots : length;
   const std::uint8_t* keys = pass.buffers.keys + bg * p.keys_stride;
   if (p.values_in_place) {
-    // The rows PackKeysValues packed the keys from.
-    const std::size_t kvd = pass.call.shape.kv_dim();
-    const float* v = pass.buffers.v + b * pass.call.shape.lk * kvd + g * pass.call.shape.head_dim();
-    return {keys, v, kvd, cached, length, slots};
+    const float* v = pass.buffers.v + ProjectedHeadOffset(pass.call.shape, b, g);
+    return {keys, v, pass.call.shape.kv_dim(), cached, length, slots};
   }
   return {keys, pass.buffers.values + bg * p.values_stride, 0, cached, length, slots};
 }

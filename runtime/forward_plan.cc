@@ -60,6 +60,8 @@ ForwardPlan PlanForward(const ForwardCall& call, std::size_t workers) {
   p.k_is_q = SameRows(call.xq, p.q_rows, call.xk, p.k_rows);
   p.v_is_q = SameRows(call.xq, p.q_rows, call.xv, p.k_rows);
   p.v_is_k = call.xv == call.xk;  // key and value always have the same shape and lengths
+  const bool own_keys = call.cache == nullptr && call.memory == nullptr;
+  p.values_in_place = own_keys && call.attention.values_as_rows;
   if (call.cache != nullptr) {
     p.keys_stride = call.cache->keys_stride;
     p.values_stride = call.cache->values_stride;
@@ -68,11 +70,9 @@ ForwardPlan PlanForward(const ForwardCall& call, std::size_t workers) {
     p.values_stride = call.memory->values_stride;
   } else {
     p.keys_stride = PackedHeadStride(call.attention.keys_bytes(s.lk, dk));
-    p.values_stride = PackedHeadStride(call.attention.values_bytes(s.lk, dk));
+    p.values_stride =
+        p.values_in_place ? 0 : PackedHeadStride(call.attention.values_bytes(s.lk, dk));
   }
-  const bool own_keys = call.cache == nullptr && call.memory == nullptr;
-  p.values_in_place = own_keys && call.attention.values_as_rows;
-  if (p.values_in_place) p.values_stride = 0;
   p.scratch_size = call.attention.scratch_floats(dk);
   p.rotary_tables_size = 2 * simd::RotaryTableSize(call.math.rotary_dim);
   p.head_weights_size = s.lq * s.lk;
