@@ -26,6 +26,7 @@
 #include "simd/gemm_f32.h"
 #include "simd/kv_f32_rows-inl.h"
 #include "simd/online_softmax_rows-inl.h"
+#include "simd/prefetch.h"
 #include "simd/softmax-inl.h"
 #include "simd/tile_f32-inl.h"
 #include "simd/vector_width.h"

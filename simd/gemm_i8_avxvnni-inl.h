@@ -54,6 +54,7 @@ HWY_INLINE void DotTileAvxVnni(const QuantizedRowsView& a, const I8Layout& L, co
   const hn::Full256<int32_t> di;
   const hn::Full256<float> df;
   const size_t N = hn::Lanes(df);
+  PrefetchTileOutput<kRows>(df, w, col, c_rows, ldc);
   for (size_t b = 0; b < L.blocks; ++b) {
     const int32_t* block_starts = starts + b * kGemmI8PanelWidth;
     __m256i acc[kRows][4];

@@ -57,6 +57,7 @@ HWY_INLINE void DotTileMaddubs(const QuantizedRowsView& a, const I8Layout& L,
                                float* HWY_RESTRICT sums, const GemmI8WeightsView& w, size_t col,
                                float* HWY_RESTRICT c_rows, size_t ldc) {
   const hn::Full256<float> df;
+  PrefetchTileOutput<kRows>(df, w, col, c_rows, ldc);
   for (size_t b = 0; b < L.blocks; ++b) {
     __m256i acc[kRows][4];
     EDGEATTN_UNROLL_ACCUMULATORS for (size_t r = 0; r < kRows; ++r) {

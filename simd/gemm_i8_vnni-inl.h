@@ -62,6 +62,7 @@ HWY_NOINLINE void PanelRowsVnni(const QuantizedRowsView& a, size_t row0,
   const I8Layout L = MakeI8Layout(w);
   const int8_t* panel = w.panels + p * L.groups * kGemmI8GroupBytes;
   HWY_ALIGN float sums_f[kRows * kGemmI8PanelWidth];
+  PrefetchTileOutput<kRows>(df, w, p * kGemmI8PanelWidth, c + row0 * ldc, ldc);
   for (size_t b = 0; b < L.blocks; ++b) {
     const int32_t* starts = w.block_starts + (p * L.blocks + b) * kGemmI8PanelWidth;
     __m512i acc[kRows][4];

@@ -17,6 +17,7 @@
 #include "simd/gemm_f32.h"
 #include "simd/panel_tails-inl.h"
 #include "simd/partial_vector-inl.h"
+#include "simd/prefetch.h"
 #include "simd/transpose_words-inl.h"
 
 namespace edgeattn {
@@ -35,12 +36,6 @@ namespace hn = hwy::HWY_NAMESPACE;
 // A long sequence's keys and values come from projections beyond L2, one row of a head at a
 // time: asking for the rows a few positions ahead keeps several misses in flight.
 inline constexpr size_t kPackRowsAhead = 8;
-
-// Asks for every cache line of row[0, n): into L1 (kLocality 3) or L2 (2).
-template <int kLocality>
-HWY_INLINE void PrefetchF32Row(const float* row, size_t n) {
-  for (size_t c = 0; c < n; c += 64 / sizeof(float)) __builtin_prefetch(row + c, 0, kLocality);
-}
 
 // dst[0, n) = src[0, n), inline: a value row is too short for a library call to pay.
 HWY_INLINE void CopyF32Row(const float* HWY_RESTRICT src, size_t n, float* HWY_RESTRICT dst) {

@@ -29,6 +29,7 @@
 #include "hwy/highway.h"
 #include "simd/highway_compat.h"
 #include "simd/partial_vector-inl.h"
+#include "simd/prefetch.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace edgeattn {
@@ -244,7 +245,8 @@ inline constexpr size_t kTilePrefetchLine = 64;
 // kRows <= 8, kVecs <= 4. `b` rows are ldb elements (float, bf16, fp16 or int8) apart and hold
 // kVecs * Lanes readable values each; `cols` (<= kVecs * Lanes) of each C row are stored.
 // `init` is the bias for kRowVector.
-// kPrefetch: also prefetch `prefetch_lines` cache lines from `prefetch` into L2 (else unused).
+// kPrefetch (the projections' tiles): also prefetch `prefetch_lines` cache lines from `prefetch`
+// into L2 (else unused), and the tile's rows of C for writing (PrefetchRowsForWriting).
 template <size_t kRows, size_t kVecs, class TB = float, bool kPrefetch = false>
 HWY_NOINLINE void TileF32(const float* HWY_RESTRICT a, size_t lda, const TB* HWY_RESTRICT b,
                           size_t ldb, size_t k_count, TileInit mode,
@@ -254,6 +256,7 @@ HWY_NOINLINE void TileF32(const float* HWY_RESTRICT a, size_t lda, const TB* HWY
   const TileTag d;
   using V = hn::Vec<TileTag>;
   const size_t N = hn::Lanes(d);
+  if constexpr (kPrefetch) PrefetchRowsForWriting(c, ldc, kRows, cols);
   EDGEATTN_TILE_START_ALL();
   EDGEATTN_TILE_A_AHEAD();
   for (size_t k = 0; k < k_count; ++k) {
