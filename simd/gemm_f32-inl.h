@@ -48,11 +48,12 @@ HWY_INLINE size_t RowBlock(size_t k) {
   return rows / tile_rows * tile_rows;
 }
 
-// Whether each panel's tiles prefetch the next panel into L2 (and their own rows of C, to be
-// written: TileF32). Measured on AVX-512 (Sapphire Rapids, bert's 7 MB of QKV weights, read from
-// L3 on every call): the first row tile of each panel otherwise waits on L3 for all of it, 10-15%
-// of the projection's time at 128 rows. Other targets are unmeasured and keep the hardware
-// prefetchers alone.
+// Whether each panel's tiles prefetch the next panel into L2. Measured on AVX-512 (Sapphire
+// Rapids, bert's 7 MB of QKV weights, read from L3 on every call): the first row tile of each
+// panel otherwise waits on L3 for all of it, 10-15% of the projection's time at 128 rows. Those
+// tiles also ask for their own rows of C, to be written: 2-3% off whisper's 1500-row
+// projections on Zen 4 (docs/performance.md). Other targets are unmeasured and keep the
+// hardware prefetchers alone.
 #if HWY_ARCH_X86 && EDGEATTN_TARGET_HAS_AVX512
 inline constexpr bool kPrefetchNextPanel = true;
 #else

@@ -61,8 +61,10 @@ HWY_NOINLINE void PanelRowsVnni(const QuantizedRowsView& a, size_t row0,
   const size_t N = hn::Lanes(df);
   const I8Layout L = MakeI8Layout(w);
   const int8_t* panel = w.panels + p * L.groups * kGemmI8GroupBytes;
+  const size_t col = p * kGemmI8PanelWidth;
+  float* c_rows = c + row0 * ldc;
   HWY_ALIGN float sums_f[kRows * kGemmI8PanelWidth];
-  PrefetchTileOutput<kRows>(df, w, p * kGemmI8PanelWidth, c + row0 * ldc, ldc);
+  PrefetchTileOutput<kRows>(df, w, col, c_rows, ldc);
   for (size_t b = 0; b < L.blocks; ++b) {
     const int32_t* starts = w.block_starts + (p * L.blocks + b) * kGemmI8PanelWidth;
     __m512i acc[kRows][4];
@@ -87,8 +89,7 @@ HWY_NOINLINE void PanelRowsVnni(const QuantizedRowsView& a, size_t row0,
       PinTileToRegisters(acc);
     }
     // A panel is 4 vectors wide: row r's sums start at sums_f + r * kGemmI8PanelWidth.
-    FinishTileBlock(df, acc, a, row0, L.blocks, b, sums_f, w, p * kGemmI8PanelWidth, c + row0 * ldc,
-                    ldc);
+    FinishTileBlock(df, acc, a, row0, L.blocks, b, sums_f, w, col, c_rows, ldc);
   }
 }
 

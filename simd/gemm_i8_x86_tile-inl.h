@@ -1,6 +1,7 @@
 // What the x86 int8 kernels with intrinsic accumulator tiles (the VNNI, AVX-VNNI and maddubs
-// kernels: kRows rows x 4 vectors of int32) share: their block epilogue, and what keeps the
-// tiles (and the int8 KV cache's maddubs score accumulators) in registers with g++:
+// kernels: kRows rows x 4 vectors of int32) share: the prefetch of a tile's output, their block
+// epilogue, and what keeps the tiles (and the int8 KV cache's maddubs score accumulators) in
+// registers with g++:
 // - EDGEATTN_UNROLL_ACCUMULATORS before every loop over such an array: g++ keeps an array in
 //   registers only when its loops are unrolled before its scalar replacement, which -O2 (and so
 //   CMake's RelWithDebInfo) leaves undone; each group's products then load and store it.
@@ -52,15 +53,13 @@ HWY_INLINE void PinTileToRegisters(Raw (&acc)[kRows][4]) {
   }
 }
 
-// The lines a tile of kRows rows will store (its features from col on, 4 vectors, up to the last
-// w.n, of c's rows from c_rows), asked for before its first block: whisper's 1500-row
-// projections, whose outputs lie beyond L2, took 14-18% less time for it on Zen 4
-// (docs/performance.md).
+// The lines a tile will store, features [col, min(col + 4N, w.n)) of the kRows rows from c_rows,
+// asked for before its first block: whisper's 1500-row projections, whose outputs lie beyond
+// L2, took 14-18% less time for it on Zen 4 (the VNNI kernel; docs/performance.md).
 template <size_t kRows, class DF>
-HWY_INLINE void PrefetchTileOutput(DF df, const GemmI8WeightsView& w, size_t col,
-                                   const float* c_rows, size_t ldc) {
-  const size_t n = HWY_MIN(4 * hn::Lanes(df), w.n - col);
-  PrefetchRowsForWriting(c_rows + col, ldc, kRows, n);
+HWY_INLINE void PrefetchTileOutput(DF df, const GemmI8WeightsView& w, size_t col, float* c_rows,
+                                   size_t ldc) {
+  PrefetchF32RowsForWriting(c_rows + col, ldc, kRows, HWY_MIN(4 * hn::Lanes(df), w.n - col));
 }
 
 // Block b's epilogue: each row's exact int32 sums (acc[r][v]: features [v N, (v + 1) N) of the

@@ -22,6 +22,7 @@
 #include "simd/gemm_i8_x86_tile-inl.h"  // x86: PinToRegister
 #include "simd/highway_compat.h"
 #include "simd/kv_int8_rows-inl.h"
+#include "simd/prefetch.h"
 
 #if EDGEATTN_TARGET_HAS_AVX512_VNNI
 #include <immintrin.h>
@@ -105,7 +106,7 @@ HWY_INLINE const uint8_t* KvAhead(const void* base, size_t begin, size_t end, si
 // as the same group of the current panel is read; nullptr: nothing.
 HWY_INLINE void PrefetchI8Group(const uint8_t* ahead, size_t g) {
   if (ahead == nullptr) return;
-  for (size_t line = 0; line < kI8KeyGroupBytes; line += 64) {
+  for (size_t line = 0; line < kI8KeyGroupBytes; line += kCacheLineBytes) {
     __builtin_prefetch(ahead + g * kI8KeyGroupBytes + line, 0, 2);  // locality 2: L2
   }
 }

@@ -161,9 +161,6 @@ HWY_INLINE hn::Vec<TileTag> LoadB(TileTag d, const hwy::float16_t* HWY_RESTRICT 
 
 }  // namespace detail
 
-// Cache lines of `prefetch` that a kPrefetch tile asks for, one per k step (see MatMulTiles).
-inline constexpr size_t kTilePrefetchLine = 64;
-
 // TileF32's phases over its accumulators c<r><v> (row r < 8, vector v < 4): named variables,
 // as SVE's sizeless vectors cannot form arrays; those outside the kRows x kVecs tile fold away.
 //
@@ -245,8 +242,8 @@ inline constexpr size_t kTilePrefetchLine = 64;
 // kRows <= 8, kVecs <= 4. `b` rows are ldb elements (float, bf16, fp16 or int8) apart and hold
 // kVecs * Lanes readable values each; `cols` (<= kVecs * Lanes) of each C row are stored.
 // `init` is the bias for kRowVector.
-// kPrefetch (the projections' tiles): also prefetch `prefetch_lines` cache lines from `prefetch`
-// into L2 (else unused), and the tile's rows of C for writing (PrefetchRowsForWriting).
+// kPrefetch (the projections' tiles on AVX-512): also prefetch `prefetch_lines` cache lines (one
+// per k step) from `prefetch` into L2 (else unused), and the tile's rows of C for writing.
 template <size_t kRows, size_t kVecs, class TB = float, bool kPrefetch = false>
 HWY_NOINLINE void TileF32(const float* HWY_RESTRICT a, size_t lda, const TB* HWY_RESTRICT b,
                           size_t ldb, size_t k_count, TileInit mode,
@@ -256,13 +253,13 @@ HWY_NOINLINE void TileF32(const float* HWY_RESTRICT a, size_t lda, const TB* HWY
   const TileTag d;
   using V = hn::Vec<TileTag>;
   const size_t N = hn::Lanes(d);
-  if constexpr (kPrefetch) PrefetchRowsForWriting(c, ldc, kRows, cols);
+  if constexpr (kPrefetch) PrefetchF32RowsForWriting(c, ldc, kRows, cols);
   EDGEATTN_TILE_START_ALL();
   EDGEATTN_TILE_A_AHEAD();
   for (size_t k = 0; k < k_count; ++k) {
     if constexpr (kPrefetch) {
       // Locality 2: L2 (prefetcht1), where the next panel is read from.
-      if (k < prefetch_lines) __builtin_prefetch(prefetch + k * kTilePrefetchLine, 0, 2);
+      if (k < prefetch_lines) __builtin_prefetch(prefetch + k * kCacheLineBytes, 0, 2);
     }
     const TB* HWY_RESTRICT brow = b + k * ldb;
     const V b0 = detail::LoadB(d, brow);
@@ -276,7 +273,7 @@ HWY_NOINLINE void TileF32(const float* HWY_RESTRICT a, size_t lda, const TB* HWY
   }
   if constexpr (kPrefetch) {
     for (size_t line = k_count; line < prefetch_lines; ++line) {
-      __builtin_prefetch(prefetch + line * kTilePrefetchLine, 0, 2);
+      __builtin_prefetch(prefetch + line * kCacheLineBytes, 0, 2);
     }
   }
   EDGEATTN_TILE_STORE_ALL();
@@ -330,7 +327,7 @@ HWY_INLINE void MatMulTilesOf(const float* HWY_RESTRICT a, size_t lda, size_t ro
   const auto tile_fn = [](size_t tile_rows, size_t vecs) {
     return GetTileFn<TB, kPrefetch>(tile_rows, vecs);
   };
-  const size_t lines = prefetch_bytes / kTilePrefetchLine;
+  const size_t lines = prefetch_bytes / kCacheLineBytes;
   const size_t tiles =
       hwy::DivCeil(cols, shape.vecs * N) * hwy::DivCeil(rows, shape.rows);
   size_t tile = 0;
@@ -344,13 +341,12 @@ HWY_INLINE void MatMulTilesOf(const float* HWY_RESTRICT a, size_t lda, size_t ro
     size_t row = 0;
     for (; row + shape.rows <= rows; row += shape.rows, ++tile) {
       full(a + row * lda, lda, b + col, ldb, k_count, mode, row_init, c + row * ldc + col, ldc,
-           tile_cols, prefetch + slice(tile) * kTilePrefetchLine, slice(tile + 1) - slice(tile));
+           tile_cols, prefetch + slice(tile) * kCacheLineBytes, slice(tile + 1) - slice(tile));
     }
     if (row < rows) {
-      tile_fn(rows - row, vecs)(a + row * lda, lda, b + col, ldb, k_count, mode, row_init,
-                                c + row * ldc + col, ldc, tile_cols,
-                                prefetch + slice(tile) * kTilePrefetchLine,
-                                slice(tile + 1) - slice(tile));
+      tile_fn(rows - row, vecs)(
+          a + row * lda, lda, b + col, ldb, k_count, mode, row_init, c + row * ldc + col, ldc,
+          tile_cols, prefetch + slice(tile) * kCacheLineBytes, slice(tile + 1) - slice(tile));
       ++tile;
     }
   }
@@ -371,7 +367,8 @@ HWY_INLINE void MatMulTiles(const float* HWY_RESTRICT a, size_t lda, size_t rows
 
 // MatMulTiles that also asks prefetch_bytes from `prefetch` (the projection's next weight panel;
 // none: null and 0) into L2, a slice per tile, one line per k step, so that its reads from L3
-// or memory spread over this call's tiles instead of stalling the next call's first tile.
+// or memory spread over this call's tiles instead of stalling the next call's first tile; and
+// each tile's rows of C into L1 before its products, for its stores.
 template <class TB = float>
 HWY_INLINE void MatMulTilesPrefetching(const float* HWY_RESTRICT a, size_t lda, size_t rows,
                                        const TB* HWY_RESTRICT b, size_t ldb, size_t k_count,
