@@ -25,8 +25,8 @@ HWY_INLINE void PrefetchF32Row(const float* row, size_t n) {
   }
 }
 
-// Asks for the lines of rows [0, rows) x columns [0, n) of c (rows ldc apart; n >= 1) into L1,
-// to be written. A tile calls it before its products: its stores at the end then find their
+// Asks for the lines of rows [0, rows) x columns [0, n) of c (rows ldc apart) into L1, to be
+// written. A tile calls it before its products: its stores at the end then find their
 // lines instead of each waiting on memory for one (a long sequence's projections write
 // megabytes of rows beyond L2, a tile's rows a row stride apart, which the hardware prefetchers
 // do not follow). On x86 this is `prefetcht0` (Highway's targets leave out PRFCHW's
@@ -34,10 +34,11 @@ HWY_INLINE void PrefetchF32Row(const float* row, size_t n) {
 HWY_INLINE void PrefetchF32RowsForWriting(float* c, size_t ldc, size_t rows, size_t n) {
   for (size_t r = 0; r < rows; ++r) {
     // Every line the row's n floats touch, also where the row starts inside a line.
-    const uintptr_t first = reinterpret_cast<uintptr_t>(c + r * ldc) / kCacheLineBytes;
-    const uintptr_t last = reinterpret_cast<uintptr_t>(c + r * ldc + n - 1) / kCacheLineBytes;
-    for (uintptr_t line = first; line <= last; ++line) {
-      __builtin_prefetch(reinterpret_cast<const void*>(line * kCacheLineBytes), 1, 3);
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(c + r * ldc);
+    const uintptr_t end = reinterpret_cast<uintptr_t>(c + r * ldc + n);
+    for (uintptr_t line = begin / kCacheLineBytes * kCacheLineBytes; line < end;
+         line += kCacheLineBytes) {
+      __builtin_prefetch(reinterpret_cast<const void*>(line), 1, 3);
     }
   }
 }
